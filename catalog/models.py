@@ -1,0 +1,332 @@
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from django.db.models import Exists, F, Func, OuterRef, Q
+from django.db.models.functions import Coalesce
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.text import slugify
+
+from catalog import arxiv_ids
+
+
+class Category(models.Model):
+    """An arXiv taxonomy category such as cs.CL."""
+
+    code = models.CharField(max_length=32, unique=True)
+    name = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["code"]
+        verbose_name_plural = "categories"
+
+    def __str__(self) -> str:
+        return self.code
+
+    def get_absolute_url(self) -> str:
+        return reverse("catalog:category", args=[self.code])
+
+    @property
+    def archive(self) -> str:
+        return self.code.split(".")[0]
+
+
+def normalize_name(name: str) -> str:
+    """The key two spellings of one author share: case and spacing folded."""
+    return " ".join(name.split()).casefold()
+
+
+class Author(models.Model):
+    name = models.CharField(max_length=300)
+    normalized_name = models.CharField(max_length=300, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def save(self, *args, **kwargs) -> None:
+        self.normalized_name = normalize_name(self.name)
+        super().save(*args, **kwargs)
+
+
+class Tag(models.Model):
+    """A curated topic, e.g. R1_Reasoning."""
+
+    name = models.CharField(max_length=100, unique=True)
+    slug = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def save(self, *args, **kwargs) -> None:
+        if not self.slug:
+            self.slug = slugify(self.name)
+        super().save(*args, **kwargs)
+
+    def get_absolute_url(self) -> str:
+        return reverse("catalog:tag", args=[self.slug])
+
+
+class PaperSearchDocument(Func):
+    """The weighted text a paper is searched by: title (A), authors (B), abstract (C).
+
+    It is the expression of a stored generated column, which must compile on
+    every backend: SQLite has no tsvector, so there it is NULL and search falls
+    back to substring matching (see catalog.selectors).
+    """
+
+    output_field = SearchVectorField()
+
+    def as_sql(self, compiler, connection, **extra_context):
+        return "NULL", []
+
+    def as_postgresql(self, compiler, connection, **extra_context):
+        return (
+            "setweight(to_tsvector('english'::regconfig, coalesce(title, '')), 'A')"
+            " || setweight(to_tsvector('simple'::regconfig, coalesce(author_names, '')), 'B')"
+            " || setweight(to_tsvector('english'::regconfig, coalesce(abstract, '')), 'C')",
+            [],
+        )
+
+
+class PaperQuerySet(models.QuerySet):
+    def visible(self) -> "PaperQuerySet":
+        return self.filter(is_visible=True, merged_into__isnull=True)
+
+    def newest_first(self) -> "PaperQuerySet":
+        return self.order_by(*NEWEST_FIRST)
+
+    def with_code(self) -> "PaperQuerySet":
+        return self.filter(Exists(CodeLink.objects.filter(paper=OuterRef("pk"))))
+
+
+NEWEST_FIRST = (F("listed_at").desc(), F("id").desc())
+
+
+class Paper(models.Model):
+
+    class DatePrecision(models.TextChoices):
+        DAY = "day", "day"
+        # A new-style arXiv id alone tells the year and month, not the day.
+        MONTH = "month", "month"
+
+    # Papers listed without an id (some digests give none) keep NULL, which
+    # the unique constraint allows any number of times.
+    arxiv_id = models.CharField("arXiv id", max_length=64, unique=True, null=True, blank=True)
+    version = models.PositiveSmallIntegerField(null=True, blank=True)
+    title = models.TextField()
+    # Matches an id-less paper to its arXiv record when ingest meets the same title.
+    title_key = models.CharField(max_length=300, editable=False)
+    abstract = models.TextField(blank=True)
+    authors = models.ManyToManyField(Author, through="PaperAuthor", related_name="papers")
+    # The ordered author list as one string, kept in step by set_authors(), for search.
+    author_names = models.TextField(blank=True, editable=False)
+    primary_category = models.ForeignKey(
+        Category, null=True, blank=True, on_delete=models.SET_NULL, related_name="primary_papers"
+    )
+    categories = models.ManyToManyField(Category, blank=True, related_name="papers")
+    tags = models.ManyToManyField(Tag, through="PaperTag", blank=True, related_name="papers")
+    comment = models.TextField(blank=True)
+    journal_ref = models.TextField("journal reference", blank=True)
+    doi = models.CharField("DOI", max_length=200, blank=True)
+    published_at = models.DateTimeField("first published", null=True, blank=True)
+    published_precision = models.CharField(
+        max_length=8, choices=DatePrecision.choices, default=DatePrecision.DAY
+    )
+    updated_at = models.DateTimeField("last updated on arXiv", null=True, blank=True)
+    added_at = models.DateTimeField("entered the catalog", default=timezone.now)
+    # The date lists sort and filter by: first published on arXiv, or for a
+    # listing with no arXiv data, the day it entered the catalog.
+    listed_at = models.GeneratedField(
+        expression=Coalesce("published_at", "added_at"),
+        output_field=models.DateTimeField(),
+        db_persist=True,
+    )
+    is_visible = models.BooleanField("visible", default=True)
+    merged_into = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="merged_papers",
+        help_text="Set when this id-less listing was matched to another paper's arXiv record.",
+    )
+    search_document = models.GeneratedField(
+        expression=PaperSearchDocument(), output_field=SearchVectorField(), db_persist=True
+    )
+
+    objects = PaperQuerySet.as_manager()
+
+    class Meta:
+        indexes = [
+            models.Index(*NEWEST_FIRST, name="paper_newest_first"),
+            models.Index(
+                *NEWEST_FIRST, name="paper_visible_newest", condition=Q(is_visible=True)
+            ),
+            models.Index(fields=["added_at"], name="paper_added_at"),
+            models.Index(fields=["title_key"], name="paper_title_key"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def save(self, *args, **kwargs) -> None:
+        self.title_key = title_key(self.title)
+        super().save(*args, **kwargs)
+
+    def get_absolute_url(self) -> str:
+        if self.arxiv_id:
+            return reverse("catalog:paper", args=[self.arxiv_id])
+        return reverse("catalog:paper_by_pk", args=[self.pk])
+
+    @property
+    def versioned_id(self) -> str:
+        return f"{self.arxiv_id}v{self.version}" if self.version else self.arxiv_id or ""
+
+    @property
+    def abs_url(self) -> str:
+        return arxiv_ids.abs_url(self.arxiv_id) if self.arxiv_id else ""
+
+    @property
+    def pdf_url(self) -> str:
+        return arxiv_ids.pdf_url(self.arxiv_id) if self.arxiv_id else ""
+
+    @property
+    def community_url(self) -> str:
+        return arxiv_ids.community_url(self.arxiv_id) if self.arxiv_id else ""
+
+    @property
+    def published_label(self) -> str:
+        if not self.published_at:
+            return ""
+        fmt = "%Y-%m" if self.published_precision == self.DatePrecision.MONTH else "%Y-%m-%d"
+        return self.published_at.strftime(fmt)
+
+
+def title_key(title: str) -> str:
+    """Title folded to lowercase letters and digits, so spacing, case and
+    punctuation differences between listings still match."""
+    return "".join(ch for ch in title.casefold() if ch.isalnum())[:300]
+
+
+class PaperAuthor(models.Model):
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE)
+    author = models.ForeignKey(Author, on_delete=models.CASCADE)
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [
+            models.UniqueConstraint(fields=["paper", "author"], name="paper_author_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.paper_id}#{self.position}: {self.author_id}"
+
+
+class PaperTag(models.Model):
+    """A tag on a paper, with when it was given: digests send what entered a tag since."""
+
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE)
+    tag = models.ForeignKey(Tag, on_delete=models.CASCADE)
+    added_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["paper", "tag"], name="paper_tag_once")]
+        indexes = [models.Index(fields=["tag", "added_at"], name="papertag_tag_added")]
+
+    def __str__(self) -> str:
+        return f"{self.paper_id}: {self.tag_id}"
+
+
+class CodeLink(models.Model):
+    class Kind(models.TextChoices):
+        OFFICIAL = "official", "official"
+        COMMUNITY = "community", "community"
+
+    class Source(models.TextChoices):
+        ABSTRACT = "abstract", "abstract"
+        COMMENT = "comment", "comment"
+        CURATOR = "curator", "curator"
+        OTHER = "other", "other"
+
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="code_links")
+    url = models.URLField(max_length=500)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.OFFICIAL)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.CURATOR)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["kind", "id"]
+        constraints = [models.UniqueConstraint(fields=["paper", "url"], name="code_link_once")]
+
+    def __str__(self) -> str:
+        return self.url
+
+    @property
+    def host_label(self) -> str:
+        for host, label in (
+            ("github.com", "GitHub"),
+            ("gitlab.com", "GitLab"),
+            ("huggingface.co", "Hugging Face"),
+        ):
+            if f"//{host}/" in self.url or f".{host}/" in self.url:
+                return label
+        return "Project page"
+
+
+class Summary(models.Model):
+    class Kind(models.TextChoices):
+        SUMMARY = "summary", "summary"
+        TRANSLATION = "translation", "translation of the abstract"
+        TAKEAWAYS = "takeaways", "key takeaways"
+
+    class Backend(models.TextChoices):
+        CURATOR = "curator", "written by a curator"
+        EXTRACTIVE = "extractive", "extracted from the abstract"
+        LLM = "llm", "language model"
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "draft"
+        PUBLISHED = "published", "published"
+
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="summaries")
+    language = models.CharField(max_length=16, help_text="BCP 47 code, e.g. en, ko, zh-hans")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    body = models.TextField(
+        help_text="Markdown. Key takeaways are a numbered list, one takeaway per item."
+    )
+    backend = models.CharField(max_length=16, choices=Backend.choices, default=Backend.CURATOR)
+    written_by = models.CharField(
+        max_length=200, blank=True, help_text="The person, model or listing it came from."
+    )
+    model_name = models.CharField(max_length=200, blank=True)
+    prompt_version = models.CharField(max_length=32, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PUBLISHED)
+    curator_edited = models.BooleanField(
+        default=False, help_text="A curator changed it: regeneration leaves it alone."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["language", "kind"]
+        verbose_name_plural = "summaries"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["paper", "language", "kind"], name="summary_once_per_language_kind"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} ({self.language})"
+
+    @property
+    def is_machine_written(self) -> bool:
+        return self.backend != self.Backend.CURATOR

@@ -1,0 +1,114 @@
+"""Writes to the catalog that more than one caller needs (admin, demo data, ingest)."""
+
+from collections.abc import Iterable, Sequence
+
+from django.db import transaction
+from django.utils import timezone
+
+from catalog.models import (
+    Author,
+    Category,
+    CodeLink,
+    Paper,
+    PaperAuthor,
+    PaperTag,
+    Summary,
+    Tag,
+    normalize_name,
+)
+
+
+def upsert_authors(names: Sequence[str]) -> list[Author]:
+    """The Author rows for names, in order, created where missing.
+
+    Concurrent callers converge on one row per normalised name: the insert
+    ignores conflicts and the rows are read back afterwards.
+    """
+    cleaned = [" ".join(name.split()) for name in names if name and name.strip()]
+    by_key = {normalize_name(name): name for name in reversed(cleaned)}
+    Author.objects.bulk_create(
+        [Author(name=name, normalized_name=key) for key, name in by_key.items()],
+        ignore_conflicts=True,
+    )
+    found = Author.objects.in_bulk(list(by_key), field_name="normalized_name")
+    ordered, seen = [], set()
+    for name in cleaned:
+        key = normalize_name(name)
+        if key not in seen:
+            seen.add(key)
+            ordered.append(found[key])
+    return ordered
+
+
+def set_authors(paper: Paper, names: Sequence[str]) -> None:
+    """Replace the paper's ordered author list."""
+    authors = upsert_authors(names)
+    with transaction.atomic():
+        PaperAuthor.objects.filter(paper=paper).delete()
+        PaperAuthor.objects.bulk_create(
+            PaperAuthor(paper=paper, author=author, position=position)
+            for position, author in enumerate(authors)
+        )
+        names_text = ", ".join(author.name for author in authors)
+        if paper.author_names != names_text:
+            paper.author_names = names_text
+            Paper.objects.filter(pk=paper.pk).update(author_names=names_text)
+
+
+def upsert_categories(codes: Iterable[str]) -> dict[str, Category]:
+    wanted = list(dict.fromkeys(code.strip() for code in codes if code and code.strip()))
+    Category.objects.bulk_create([Category(code=code) for code in wanted], ignore_conflicts=True)
+    return Category.objects.in_bulk(wanted, field_name="code")
+
+
+def add_tag(papers: Iterable[Paper], tag: Tag) -> int:
+    """Tag the papers; papers already carrying the tag keep their original date."""
+    rows = [PaperTag(paper=paper, tag=tag, added_at=timezone.now()) for paper in papers]
+    created = PaperTag.objects.bulk_create(rows, ignore_conflicts=True)
+    return len(created)
+
+
+def remove_tag(papers: Iterable[Paper], tag: Tag) -> int:
+    deleted, _ = PaperTag.objects.filter(paper__in=list(papers), tag=tag).delete()
+    return deleted
+
+
+@transaction.atomic
+def match_to_arxiv_id(paper: Paper, arxiv_id: str) -> Paper:
+    """Give an id-less listing its arXiv id, keeping its tags, links and summaries.
+
+    When another paper already holds the id, this listing's curation moves onto
+    that paper (what the other already has wins) and this one points to it, so
+    its old URL redirects there.
+    """
+    existing = Paper.objects.select_for_update().filter(arxiv_id=arxiv_id).first()
+    if existing is None:
+        paper.arxiv_id = arxiv_id
+        paper.save(update_fields=["arxiv_id"])
+        return paper
+    if existing.pk == paper.pk:
+        return paper
+    PaperTag.objects.bulk_create(
+        [
+            PaperTag(paper=existing, tag_id=row.tag_id, added_at=row.added_at)
+            for row in PaperTag.objects.filter(paper=paper)
+        ],
+        ignore_conflicts=True,
+    )
+    CodeLink.objects.bulk_create(
+        [
+            CodeLink(paper=existing, url=link.url, kind=link.kind, source=link.source)
+            for link in CodeLink.objects.filter(paper=paper)
+        ],
+        ignore_conflicts=True,
+    )
+    taken = set(Summary.objects.filter(paper=existing).values_list("language", "kind"))
+    Summary.objects.filter(paper=paper).exclude(
+        pk__in=[
+            s.pk for s in Summary.objects.filter(paper=paper) if (s.language, s.kind) in taken
+        ]
+    ).update(paper=existing)
+    paper.merged_into = existing
+    paper.is_visible = False
+    paper.save(update_fields=["merged_into", "is_visible"])
+    return existing
