@@ -110,7 +110,6 @@ NEWEST_FIRST = (F("listed_at").desc(), F("id").desc())
 
 
 class Paper(models.Model):
-
     class DatePrecision(models.TextChoices):
         DAY = "day", "day"
         # A new-style arXiv id alone tells the year and month, not the day.
@@ -166,9 +165,7 @@ class Paper(models.Model):
     class Meta:
         indexes = [
             models.Index(*NEWEST_FIRST, name="paper_newest_first"),
-            models.Index(
-                *NEWEST_FIRST, name="paper_visible_newest", condition=Q(is_visible=True)
-            ),
+            models.Index(*NEWEST_FIRST, name="paper_visible_newest", condition=Q(is_visible=True)),
             models.Index(fields=["added_at"], name="paper_added_at"),
             models.Index(fields=["title_key"], name="paper_title_key"),
         ]
@@ -330,3 +327,32 @@ class Summary(models.Model):
     @property
     def is_machine_written(self) -> bool:
         return self.backend != self.Backend.CURATOR
+
+
+def preview_upload_to(instance: "PaperImage", filename: str) -> str:
+    return f"previews/{instance.paper_id}/{filename}"
+
+
+class PaperImage(models.Model):
+    """A picture of the paper: its first page or one of its figures."""
+
+    class Kind(models.TextChoices):
+        FIRST_PAGE = "page", "first page"
+        FIGURE = "figure", "figure"
+
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="images")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    position = models.PositiveSmallIntegerField(default=0)
+    image = models.FileField(upload_to=preview_upload_to, max_length=300)
+    width = models.PositiveIntegerField(default=0)
+    height = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["kind", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["paper", "kind", "position"], name="paper_image_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.paper_id} {self.kind} {self.position}"

@@ -104,9 +104,7 @@ def match_to_arxiv_id(paper: Paper, arxiv_id: str) -> Paper:
     )
     taken = set(Summary.objects.filter(paper=existing).values_list("language", "kind"))
     Summary.objects.filter(paper=paper).exclude(
-        pk__in=[
-            s.pk for s in Summary.objects.filter(paper=paper) if (s.language, s.kind) in taken
-        ]
+        pk__in=[s.pk for s in Summary.objects.filter(paper=paper) if (s.language, s.kind) in taken]
     ).update(paper=existing)
     paper.merged_into = existing
     paper.is_visible = False

@@ -34,7 +34,9 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "django.contrib.humanize",
     "django_filters",
+    "django_celery_beat",
     "catalog",
+    "ingest",
 ]
 
 MIDDLEWARE = [

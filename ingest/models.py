@@ -1,0 +1,114 @@
+from django.db import models
+from django.utils import timezone
+
+from catalog.models import Tag
+
+
+class IngestSource(models.Model):
+    """A saved arXiv query that a periodic task runs on its schedule."""
+
+    name = models.CharField(max_length=100, unique=True)
+    query = models.CharField(
+        max_length=1000,
+        help_text='arXiv search syntax, e.g. "cat:cs.CL AND abs:reasoning".',
+    )
+    tags = models.ManyToManyField(Tag, blank=True, help_text="Given to every paper it brings.")
+    enabled = models.BooleanField(default=True)
+    interval_minutes = models.PositiveIntegerField("run every (minutes)", default=60)
+    max_results = models.PositiveIntegerField("most results per run", default=200)
+    last_success_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the last successful run started: the next run pages back to here.",
+    )
+    periodic_task = models.OneToOneField(
+        "django_celery_beat.PeriodicTask",
+        null=True,
+        blank=True,
+        editable=False,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class IngestRun(models.Model):
+    class Kind(models.TextChoices):
+        API = "api", "arXiv API query"
+        SNAPSHOT = "snapshot", "metadata snapshot import"
+        OAI = "oai", "OAI-PMH harvest"
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "running"
+        SUCCEEDED = "succeeded", "succeeded"
+        PARTIAL = "partial", "finished with errors"
+        FAILED = "failed", "failed"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.API)
+    source = models.ForeignKey(
+        IngestSource, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
+    query = models.CharField(max_length=1000, blank=True)
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
+    fetched = models.PositiveIntegerField(default=0)
+    created = models.PositiveIntegerField(default=0)
+    updated = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        indexes = [models.Index(fields=["source", "-started_at"], name="ingestrun_source_started")]
+
+    def __str__(self) -> str:
+        label = self.source.name if self.source_id else self.query or self.get_kind_display()
+        return f"{label} at {self.started_at:%Y-%m-%d %H:%M}"
+
+
+class TagRule(models.Model):
+    """Tags papers automatically at ingest.
+
+    A paper matches when any keyword occurs in its title or abstract and, if
+    categories are given, it is in any of them; with no keywords the
+    categories alone decide.
+    """
+
+    tag = models.ForeignKey(Tag, on_delete=models.CASCADE, related_name="rules")
+    keywords = models.TextField(blank=True, help_text="One keyword or phrase per line.")
+    categories = models.CharField(
+        max_length=500, blank=True, help_text="arXiv category codes separated by spaces."
+    )
+    enabled = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["tag__name", "id"]
+
+    def __str__(self) -> str:
+        return f"rule for {self.tag}"
+
+
+class OaiHarvest(models.Model):
+    """One OAI-PMH harvest, with the resumption token that lets it resume."""
+
+    set_spec = models.CharField(max_length=64, blank=True)
+    from_date = models.DateField()
+    until_date = models.DateField(null=True, blank=True)
+    resumption_token = models.CharField(max_length=500, blank=True)
+    records = models.PositiveIntegerField(default=0)
+    completed = models.BooleanField(default=False)
+    started_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+
+    def __str__(self) -> str:
+        return f"OAI {self.set_spec or 'all'} from {self.from_date}"
