@@ -155,6 +155,27 @@ PAPER_COMMUNITY_URL = env("PAPER_COMMUNITY_URL", default="https://huggingface.co
 
 PAPERS_PER_PAGE = 20
 
+# arXiv access. arXiv's terms ask for at most one request every three seconds,
+# one connection at a time, and a User-Agent saying who is asking.
+ARXIV_API_URL = env("ARXIV_API_URL", default="https://export.arxiv.org/api/query")
+ARXIV_USER_AGENT = env(
+    "ARXIV_USER_AGENT", default=f"{SITE_NAME} ({SITE_ROOT}; mailto:{CONTACT_EMAIL})"
+)
+ARXIV_DELAY_SECONDS = env.float("ARXIV_DELAY_SECONDS", default=3.0)
+ARXIV_REQUEST_TIMEOUT = env.float("ARXIV_REQUEST_TIMEOUT", default=30.0)
+ARXIV_PAGE_SIZE = env.int("ARXIV_PAGE_SIZE", default=100)
+# Failed requests are retried with exponential backoff and jitter, never
+# waiting longer than ARXIV_RETRY_MAX_WAIT, even when Retry-After asks for more.
+ARXIV_MAX_RETRIES = env.int("ARXIV_MAX_RETRIES", default=5)
+ARXIV_RETRY_BASE_WAIT = env.float("ARXIV_RETRY_BASE_WAIT", default=5.0)
+ARXIV_RETRY_MAX_WAIT = env.float("ARXIV_RETRY_MAX_WAIT", default=300.0)
+# A paper appears in the API hours to days after its "updated" time (arXiv
+# announces in daily batches, not over weekends), so each run pages back this
+# far before the previous successful run.
+ARXIV_UPDATED_LOOKBACK_HOURS = env.float("ARXIV_UPDATED_LOOKBACK_HOURS", default=96)
+# A source's run claim with no progress for this long belongs to a dead worker.
+INGEST_CLAIM_STALE_SECONDS = env.int("INGEST_CLAIM_STALE_SECONDS", default=1800)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
