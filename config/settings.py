@@ -195,3 +195,51 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = TIME_ZONE
+
+# Enrichment: summaries, key takeaways and translations of the abstract, and
+# preview images of the paper (see README.md).
+# SUMMARY_BACKEND "extractive" needs no model; "openai" talks to any
+# OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama...).
+SUMMARY_BACKEND = env("SUMMARY_BACKEND", default="extractive")
+LLM_BASE_URL = env("LLM_BASE_URL", default="")
+LLM_API_KEY = env("LLM_API_KEY", default="")
+LLM_MODEL = env("LLM_MODEL", default="")
+LLM_TIMEOUT = env.float("LLM_TIMEOUT", default=120.0)
+# HTTP-level retries (429, 5xx, timeouts) done by the client with backoff,
+# and whole attempts when the answer fails validation.
+LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=3)
+LLM_ATTEMPTS = env.int("LLM_ATTEMPTS", default=3)
+LLM_MAX_TOKENS = env.int("LLM_MAX_TOKENS", default=3000)
+# Translations of the abstract are made into each of these languages.
+SUMMARY_LANGUAGES = env.list("SUMMARY_LANGUAGES", default=["zh-hans", "ko"])
+# New papers are enriched as ingest brings them: all of them, or only those in
+# these tags (slugs). Machine output is a draft for a curator to publish unless
+# SUMMARY_AUTO_PUBLISH is on.
+SUMMARY_AUTO = env.bool("SUMMARY_AUTO", default=True)
+SUMMARY_AUTO_TAGS = env.list("SUMMARY_AUTO_TAGS", default=[])
+SUMMARY_AUTO_PUBLISH = env.bool("SUMMARY_AUTO_PUBLISH", default=False)
+SUMMARY_RATE_LIMIT = env("SUMMARY_RATE_LIMIT", default="10/m")
+PREVIEW_AUTO = env.bool("PREVIEW_AUTO", default=True)
+PREVIEW_MAX_PDF_BYTES = env.int("PREVIEW_MAX_PDF_BYTES", default=40 * 1024 * 1024)
+PREVIEW_TIMEOUT = env.float("PREVIEW_TIMEOUT", default=60.0)
+PREVIEW_PAGE_WIDTH = env.int("PREVIEW_PAGE_WIDTH", default=1000)
+PREVIEW_MAX_FIGURES = env.int("PREVIEW_MAX_FIGURES", default=3)
+PREVIEW_FIGURE_PAGES = env.int("PREVIEW_FIGURE_PAGES", default=4)
+# A thumbnail of the first page beside each entry of the paper lists.
+PREVIEW_THUMBNAILS_IN_LISTS = env.bool("PREVIEW_THUMBNAILS_IN_LISTS", default=False)
+# Uploaded media (preview images) go to an S3-compatible bucket when one is named.
+STORAGE_BUCKET = env("STORAGE_BUCKET", default="")
+if STORAGE_BUCKET:
+    STORAGES["default"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": STORAGE_BUCKET,
+            "endpoint_url": env("STORAGE_ENDPOINT_URL", default=None),
+            "region_name": env("STORAGE_REGION", default=None),
+            "access_key": env("STORAGE_ACCESS_KEY", default=None),
+            "secret_key": env("STORAGE_SECRET_KEY", default=None),
+            "custom_domain": env("STORAGE_CUSTOM_DOMAIN", default=None),
+            "querystring_auth": False,
+            "file_overwrite": False,
+        },
+    }
