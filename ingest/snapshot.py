@@ -1,0 +1,278 @@
+"""Importing arXiv's metadata snapshot: one JSON object per line, about 5 GB.
+
+The file is streamed line by line and stored in batches, so memory stays
+flat however large it is. Lines that cannot be read are reported with their
+line number and counted, never fatal.
+"""
+
+import datetime
+import email.utils
+import gzip
+import importlib.util
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.utils import timezone
+from pylatexenc.latex2text import LatexNodes2Text
+
+from catalog import arxiv_ids
+from catalog.code_links import extract_code_urls
+from ingest.models import IngestRun
+from ingest.records import ArxivRecord
+from ingest.upsert import UpsertResult, upsert_records
+
+BATCH_SIZE = 2000
+_latex = LatexNodes2Text()
+
+
+class MalformedEntry(ValueError):
+    """A snapshot line or OAI record that cannot become an ArxivRecord."""
+
+
+@dataclass(frozen=True)
+class RecordFilter:
+    """Which records to keep: by category or archive, and by first-version date."""
+
+    categories: tuple[str, ...] = ()  # "cs.CL" or a whole archive, "cs"
+    since: datetime.date | None = None
+    until: datetime.date | None = None
+
+    def matches(self, record: ArxivRecord) -> bool:
+        if self.categories and not any(
+            code in self.categories or code.split(".")[0] in self.categories
+            for code in record.categories
+        ):
+            return False
+        published = record.published_at.date() if record.published_at else None
+        if self.since and (published is None or published < self.since):
+            return False
+        return not (self.until and (published is None or published > self.until))
+
+
+def build_record(
+    *,
+    arxiv_id: str,
+    version: int | None,
+    title: str,
+    abstract: str,
+    authors: Iterable[str],
+    categories: Sequence[str],
+    comment: str = "",
+    journal_ref: str = "",
+    doi: str = "",
+    published_at: datetime.datetime | None = None,
+    updated_at: datetime.datetime | None = None,
+) -> ArxivRecord:
+    """An ArxivRecord from raw arXiv metadata, with its text tidied and code links found.
+
+    Raises MalformedEntry when the id, title or categories are missing or wrong.
+    """
+    parsed = arxiv_ids.split_version(arxiv_id or "")
+    if parsed is None:
+        raise MalformedEntry(f"not an arXiv id: {arxiv_id!r}")
+    title, abstract, comment = collapse(title), collapse(abstract), collapse(comment)
+    categories = tuple(dict.fromkeys(code for code in categories if code))
+    if not title:
+        raise MalformedEntry(f"{parsed[0]}: no title")
+    if not categories:
+        raise MalformedEntry(f"{parsed[0]}: no categories")
+    code_urls: dict[str, str] = {}
+    for text, source in ((abstract, "abstract"), (comment, "comment")):
+        for url in extract_code_urls(text):
+            code_urls.setdefault(url, source)
+    return ArxivRecord(
+        arxiv_id=parsed[0],
+        version=version if version is not None else parsed[1],
+        title=title,
+        abstract=abstract,
+        authors=tuple(name for name in map(plain_name, authors) if name),
+        primary_category=categories[0],
+        categories=categories,
+        comment=comment,
+        journal_ref=collapse(journal_ref),
+        doi=collapse(doi),
+        published_at=published_at,
+        updated_at=updated_at,
+        code_urls=tuple(code_urls.items()),
+    )
+
+
+def collapse(text: str | None) -> str:
+    """Text with its line breaks and runs of spaces folded to single spaces."""
+    return " ".join((text or "").split())
+
+
+def plain_name(name: str) -> str:
+    """An author name with LaTeX accents turned to Unicode, as the arXiv API spells it."""
+    name = collapse(name)
+    if "\\" in name or "{" in name:
+        name = collapse(_latex.latex_to_text(name))
+    return name
+
+
+def record_from_snapshot_line(line: bytes | str) -> ArxivRecord:
+    try:
+        entry = json.loads(line)
+    except ValueError as err:
+        raise MalformedEntry(f"not JSON: {err}") from err
+    if not isinstance(entry, dict):
+        raise MalformedEntry("not a JSON object")
+    versions = sorted(_versions(entry.get("versions")))
+    return build_record(
+        arxiv_id=_text(entry, "id"),
+        version=versions[-1][0] if versions else None,
+        title=_text(entry, "title"),
+        abstract=_text(entry, "abstract"),
+        authors=_authors(entry),
+        categories=_text(entry, "categories").split(),
+        comment=_text(entry, "comments"),
+        journal_ref=_text(entry, "journal-ref"),
+        doi=_text(entry, "doi"),
+        published_at=versions[0][1] if versions else None,
+        updated_at=versions[-1][1] if versions else None,
+    )
+
+
+def _text(entry: dict, key: str) -> str:
+    value = entry.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise MalformedEntry(f"{key} is not text")
+    return value
+
+
+def _versions(raw) -> Iterator[tuple[int, datetime.datetime]]:
+    for item in raw or ():
+        try:
+            number = int(str(item["version"]).lstrip("v"))
+            created = email.utils.parsedate_to_datetime(item["created"])
+        except (KeyError, TypeError, ValueError) as err:
+            raise MalformedEntry(f"unreadable version {item!r}") from err
+        yield number, created.astimezone(datetime.UTC)
+
+
+def _authors(entry: dict) -> list[str]:
+    parsed = entry.get("authors_parsed")
+    if isinstance(parsed, list) and parsed:
+        return [_parsed_name(parts) for parts in parsed]
+    return re.split(r",|\band\b", _text(entry, "authors"))
+
+
+def _parsed_name(parts) -> str:
+    """ "First Last Suffix" from the snapshot's [last, first, suffix]."""
+    if not isinstance(parts, list) or not all(isinstance(part, str) for part in parts):
+        raise MalformedEntry(f"unreadable author {parts!r}")
+    last, first, suffix = (*parts, "", "", "")[:3]
+    return " ".join(part for part in (first, last, suffix) if part)
+
+
+@dataclass(frozen=True)
+class SkippedLine:
+    line_number: int
+    reason: str
+
+
+def read_snapshot(path: Path, *, on_progress: Callable[[int], None] = lambda n: None):
+    """Yield (line number, ArxivRecord or SkippedLine) for each non-blank line.
+
+    on_progress is told how many more bytes of the file (compressed, for a
+    .gz file) have been read.
+    """
+    with open(path, "rb") as raw:
+        is_gzip = raw.read(2) == b"\x1f\x8b"
+        raw.seek(0)
+        lines = gzip.GzipFile(fileobj=raw) if is_gzip else raw
+        position = 0
+        for line_number, line in enumerate(lines, start=1):
+            now = raw.tell()
+            on_progress(now - position)
+            position = now
+            if not line.strip():
+                continue
+            try:
+                yield line_number, record_from_snapshot_line(line)
+            except MalformedEntry as err:
+                yield line_number, SkippedLine(line_number, str(err))
+
+
+def import_snapshot(
+    *,
+    path: Path,
+    record_filter: RecordFilter | None = None,
+    limit: int | None = None,
+    batch_size: int = BATCH_SIZE,
+    on_skip: Callable[[SkippedLine], None] = lambda skipped: None,
+    on_progress: Callable[[int], None] = lambda n: None,
+) -> IngestRun:
+    """Store the snapshot's records that pass the filter; the run records the counts.
+
+    fetched counts the records that passed the filter; skipped, the lines that
+    could not be read.
+    """
+    record_filter = record_filter or RecordFilter()
+    run = IngestRun.objects.create(
+        kind=IngestRun.Kind.SNAPSHOT, query=_describe(path, record_filter, limit)
+    )
+    try:
+        batch: list[ArxivRecord] = []
+        for _, item in read_snapshot(path, on_progress=on_progress):
+            if isinstance(item, SkippedLine):
+                run.skipped += 1
+                on_skip(item)
+                continue
+            if not record_filter.matches(item):
+                continue
+            batch.append(item)
+            run.fetched += 1
+            if len(batch) >= batch_size:
+                _store(run, batch)
+                batch = []
+            if limit is not None and run.fetched >= limit:
+                break
+        _store(run, batch)
+    except BaseException as err:
+        run.status = IngestRun.Status.FAILED
+        run.error = f"{type(err).__name__}: {err}"
+        run.finished_at = timezone.now()
+        run.save()
+        raise
+    run.status = IngestRun.Status.PARTIAL if run.skipped else IngestRun.Status.SUCCEEDED
+    run.finished_at = timezone.now()
+    run.save()
+    return run
+
+
+def _store(run: IngestRun, batch: list[ArxivRecord]) -> None:
+    if batch:
+        stored = upsert_records(batch)
+        tag_stored_papers(stored)
+        run.created += stored.created
+        run.updated += stored.updated
+        run.unchanged += stored.unchanged
+    # Saved after each batch so the admin shows how far a long import has got.
+    run.save(update_fields=["fetched", "created", "updated", "unchanged", "skipped"])
+
+
+def tag_stored_papers(stored: UpsertResult) -> None:
+    """Apply the automatic tag rules to the papers just created or changed."""
+    if stored.paper_ids and importlib.util.find_spec("ingest.tagging"):
+        from ingest.tagging import apply_tag_rules
+
+        apply_tag_rules(paper_ids=stored.paper_ids)
+
+
+def _describe(path: Path, record_filter: RecordFilter, limit: int | None) -> str:
+    parts = [path.name]
+    if record_filter.categories:
+        parts.append("categories " + " ".join(record_filter.categories))
+    if record_filter.since:
+        parts.append(f"from {record_filter.since}")
+    if record_filter.until:
+        parts.append(f"until {record_filter.until}")
+    if limit is not None:
+        parts.append(f"limit {limit}")
+    return ", ".join(parts)[:1000]

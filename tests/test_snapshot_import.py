@@ -1,0 +1,128 @@
+import datetime
+import gzip
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from catalog.models import Paper
+from ingest.models import IngestRun
+
+SAMPLE = Path(__file__).parent / "data" / "snapshot" / "sample.jsonl"
+UTC = datetime.UTC
+
+
+def import_snapshot(*args) -> tuple[str, str]:
+    stdout, stderr = io.StringIO(), io.StringIO()
+    call_command("import_arxiv_snapshot", *args, stdout=stdout, stderr=stderr, verbosity=0)
+    return stdout.getvalue(), stderr.getvalue()
+
+
+def stored_ids() -> list[str]:
+    return sorted(Paper.objects.values_list("arxiv_id", flat=True))
+
+
+@pytest.mark.django_db
+def test_import_stores_every_readable_line_and_reports_the_rest():
+    stdout, stderr = import_snapshot(str(SAMPLE))
+
+    assert stored_ids() == ["0704.0001", "2310.06825", "2501.12948", "2502.00001", "math/0309136"]
+    assert "line 4: skipped, not JSON" in stderr
+    assert "line 5: skipped, 2401.04088: no title" in stderr
+    assert "5 papers read: 5 created, 0 updated, 0 unchanged; 2 lines skipped." in stdout
+    run = IngestRun.objects.get()
+    assert (run.kind, run.status) == (IngestRun.Kind.SNAPSHOT, IngestRun.Status.PARTIAL)
+    assert (run.fetched, run.created, run.skipped) == (5, 5, 2)
+    assert run.finished_at is not None
+
+
+@pytest.mark.django_db
+def test_import_tidies_text_names_and_dates():
+    import_snapshot(str(SAMPLE))
+
+    paper = Paper.objects.get(arxiv_id="0704.0001")
+    assert paper.title == (
+        "Calculation of prompt diphoton production cross sections at Tevatron and LHC energies"
+    )
+    assert paper.abstract.startswith("A fully differential calculation in perturbative quantum")
+    assert "\n" not in paper.abstract and "  " not in paper.abstract
+    assert paper.author_names == "C. Balázs, E. L. Berger, P. M. Nadolsky, C. -P. Yuan"
+    assert (paper.journal_ref, paper.doi) == (
+        "Phys.Rev.D76:013009,2007",
+        "10.1103/PhysRevD.76.013009",
+    )
+    assert paper.version == 2
+    assert paper.published_at == datetime.datetime(2007, 4, 2, 19, 18, 42, tzinfo=UTC)
+    assert paper.updated_at == datetime.datetime(2007, 7, 24, 20, 10, 27, tzinfo=UTC)
+    assert paper.primary_category.code == "hep-ph"
+
+    deepseek = Paper.objects.get(arxiv_id="2501.12948")
+    assert deepseek.author_names == "DeepSeek-AI, Daya Guo, Dejian Yang, José Müller Jr"
+    assert [c.code for c in deepseek.categories.order_by("code")] == ["cs.AI", "cs.CL", "cs.LG"]
+    assert list(deepseek.code_links.values_list("url", "source")) == [
+        ("https://github.com/deepseek-ai/DeepSeek-R1", "abstract")
+    ]
+    mistral = Paper.objects.get(arxiv_id="2310.06825")
+    assert list(mistral.code_links.values_list("url", "source")) == [
+        ("https://github.com/mistralai/mistral-src", "comment")
+    ]
+    assert Paper.objects.get(arxiv_id="math/0309136").primary_category.code == "math.GT"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        (["--category", "cs"], ["2310.06825", "2501.12948"]),
+        (["--category", "math.GT"], ["math/0309136"]),
+        (["--category", "stat.ML", "--category", "hep-ph"], ["0704.0001", "2502.00001"]),
+        # The first version's date decides, not the latest's (2026 for 2501.12948).
+        (["--from", "2025-01-01", "--until", "2025-01-31"], ["2501.12948"]),
+        (["--until", "2003-12-31"], ["math/0309136"]),
+        (["--category", "cs", "--limit", "1"], ["2310.06825"]),
+    ],
+)
+@pytest.mark.django_db
+def test_filters_choose_what_is_imported(arguments, expected):
+    import_snapshot(str(SAMPLE), *arguments)
+
+    assert stored_ids() == expected
+    assert IngestRun.objects.get().fetched == len(expected)
+
+
+@pytest.mark.django_db
+def test_gzipped_snapshot_in_small_batches(tmp_path):
+    compressed = tmp_path / "arxiv-metadata-oai-snapshot.json.gz"
+    with SAMPLE.open("rb") as source, gzip.open(compressed, "wb") as target:
+        shutil.copyfileobj(source, target)
+
+    import_snapshot(str(compressed), "--batch-size", "2")
+
+    assert len(stored_ids()) == 5
+
+
+@pytest.mark.django_db
+def test_second_import_changes_nothing():
+    import_snapshot(str(SAMPLE))
+
+    stdout, _ = import_snapshot(str(SAMPLE))
+
+    assert "5 papers read: 0 created, 0 updated, 5 unchanged" in stdout
+    assert Paper.objects.count() == 5
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["missing.jsonl"], "No such file: missing.jsonl"),
+        ([str(SAMPLE), "--from", "2024-13-01"], "'2024-13-01' is not a date like 2024-05-31"),
+        ([str(SAMPLE), "--from", "2024-02-01", "--until", "2024-01-01"], "--from is after"),
+        ([str(SAMPLE), "--limit", "0"], "must be at least 1"),
+    ],
+)
+@pytest.mark.django_db
+def test_bad_arguments_get_a_clear_message(arguments, message):
+    with pytest.raises(CommandError, match=message):
+        import_snapshot(*arguments)
+    assert not IngestRun.objects.exists()
