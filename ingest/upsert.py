@@ -7,6 +7,7 @@ workers given the same records create each paper, author and category once
 and an older version never overwrites a newer one.
 """
 
+import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -126,9 +127,26 @@ def _latest_per_id(records: Sequence[ArxivRecord]) -> list[ArxivRecord]:
 def _is_older(record: ArxivRecord, *, version, updated_at) -> bool:
     if record.version is not None and version is not None:
         return record.version < version
+    # Without version numbers only the day is sure: OAI-PMH gives dates alone.
     if record.updated_at is not None and updated_at is not None:
-        return record.updated_at < updated_at
+        return _day(record.updated_at) < _day(updated_at)
     return False
+
+
+def _day(moment: datetime.datetime) -> datetime.date:
+    return moment.astimezone(datetime.UTC).date()
+
+
+def _merged_moment(
+    given: datetime.datetime | None, stored: datetime.datetime | None
+) -> datetime.datetime | None:
+    """The record's time; the stored one when the record gives none, or only the same day."""
+    if given is None:
+        return stored
+    day_only = given.astimezone(datetime.UTC).time() == datetime.time(0)
+    if stored is not None and day_only and _day(given) == _day(stored):
+        return stored
+    return given
 
 
 def _authors_by_key(names: list[str]) -> dict[str, Author]:
@@ -271,11 +289,11 @@ def _plan(
         "journal_ref": record.journal_ref,
         "doi": record.doi,
         # A source that leaves out a date or the version keeps what is stored.
-        "published_at": record.published_at or (paper and paper.published_at),
+        "published_at": _merged_moment(record.published_at, paper and paper.published_at),
         "published_precision": Paper.DatePrecision.DAY
         if record.published_at or paper is None
         else paper.published_precision,
-        "updated_at": record.updated_at or (paper and paper.updated_at),
+        "updated_at": _merged_moment(record.updated_at, paper and paper.updated_at),
         "version": _merged_version(record, paper),
     }
     return _Planned(
@@ -291,7 +309,9 @@ def _plan(
 def _merged_version(record: ArxivRecord, paper: Paper | None) -> int | None:
     if record.version is not None or paper is None:
         return record.version
-    newer = record.updated_at and paper.updated_at and record.updated_at > paper.updated_at
+    newer = (
+        record.updated_at and paper.updated_at and _day(record.updated_at) > _day(paper.updated_at)
+    )
     # Newer by date with no number given (OAI-PMH): the stored number is stale.
     return None if newer else paper.version
 

@@ -184,6 +184,18 @@ def test_source_without_version_number_keeps_the_stored_one_until_a_newer_date()
 
 
 @pytest.mark.django_db
+def test_dates_without_times_keep_the_stored_times_of_that_day():
+    upsert_records([make_record(version=2)])
+    same_day = datetime.datetime(2025, 5, 20, tzinfo=UTC)
+
+    result = upsert_records([make_record(version=None, published_at=same_day, updated_at=same_day)])
+
+    assert result.unchanged == 1
+    paper = Paper.objects.get(arxiv_id="2505.15001")
+    assert (paper.version, paper.published_at, paper.updated_at) == (2, PUBLISHED, PUBLISHED)
+
+
+@pytest.mark.django_db
 def test_idless_paper_with_the_same_title_gets_the_arxiv_record():
     listing = PaperFactory(
         arxiv_id=None,
