@@ -165,6 +165,7 @@ ARXIV_DELAY_SECONDS = env.float("ARXIV_DELAY_SECONDS", default=3.0)
 ARXIV_REQUEST_TIMEOUT = env.float("ARXIV_REQUEST_TIMEOUT", default=30.0)
 ARXIV_PAGE_SIZE = env.int("ARXIV_PAGE_SIZE", default=100)
 # Failed requests are retried with exponential backoff and jitter, never
+ARXIV_OAI_URL = env("ARXIV_OAI_URL", default="https://oaipmh.arxiv.org/oai")
 # waiting longer than ARXIV_RETRY_MAX_WAIT, even when Retry-After asks for more.
 ARXIV_MAX_RETRIES = env.int("ARXIV_MAX_RETRIES", default=5)
 ARXIV_RETRY_BASE_WAIT = env.float("ARXIV_RETRY_BASE_WAIT", default=5.0)
