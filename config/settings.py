@@ -158,6 +158,7 @@ PAPERS_PER_PAGE = 20
 # arXiv access. arXiv's terms ask for at most one request every three seconds,
 # one connection at a time, and a User-Agent saying who is asking.
 ARXIV_API_URL = env("ARXIV_API_URL", default="https://export.arxiv.org/api/query")
+ARXIV_OAI_URL = env("ARXIV_OAI_URL", default="https://oaipmh.arxiv.org/oai")
 ARXIV_USER_AGENT = env(
     "ARXIV_USER_AGENT", default=f"{SITE_NAME} ({SITE_ROOT}; mailto:{CONTACT_EMAIL})"
 )
@@ -165,7 +166,6 @@ ARXIV_DELAY_SECONDS = env.float("ARXIV_DELAY_SECONDS", default=3.0)
 ARXIV_REQUEST_TIMEOUT = env.float("ARXIV_REQUEST_TIMEOUT", default=30.0)
 ARXIV_PAGE_SIZE = env.int("ARXIV_PAGE_SIZE", default=100)
 # Failed requests are retried with exponential backoff and jitter, never
-ARXIV_OAI_URL = env("ARXIV_OAI_URL", default="https://oaipmh.arxiv.org/oai")
 # waiting longer than ARXIV_RETRY_MAX_WAIT, even when Retry-After asks for more.
 ARXIV_MAX_RETRIES = env.int("ARXIV_MAX_RETRIES", default=5)
 ARXIV_RETRY_BASE_WAIT = env.float("ARXIV_RETRY_BASE_WAIT", default=5.0)
