@@ -1,0 +1,196 @@
+"""A stand-in for the arXiv API on 127.0.0.1 that a test scripts.
+
+It serves recorded arXiv entries (tests/data/arxiv-api/) as the API would for
+sortBy=lastUpdatedDate&sortOrder=descending, paged by start and max_results,
+and plays the faults a test queues, one per request: an HTTP status with its
+Retry-After, a delay past the client's timeout, a connection reset, an empty
+feed, a truncated body or any body at all.
+"""
+
+import socket
+import struct
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from lxml import etree
+
+from catalog import arxiv_ids
+
+DATA = Path(__file__).parent / "data" / "arxiv-api"
+ATOM = "{http://www.w3.org/2005/Atom}"
+FEED_HEAD = (
+    "<?xml version='1.0' encoding='UTF-8'?>\n"
+    '<feed xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/"'
+    ' xmlns:arxiv="http://arxiv.org/schemas/atom" xmlns="http://www.w3.org/2005/Atom">\n'
+    "  <id>https://arxiv.org/api/fake</id>\n"
+    "  <title>arXiv Query</title>\n"
+    "  <opensearch:itemsPerPage>{per_page}</opensearch:itemsPerPage>\n"
+    "  <opensearch:totalResults>{total}</opensearch:totalResults>\n"
+    "  <opensearch:startIndex>{start}</opensearch:startIndex>\n"
+)
+
+
+def recorded(name: str) -> bytes:
+    return (DATA / name).read_bytes()
+
+
+def recorded_entries(name: str = "q_testing_s0_m100.xml") -> list[str]:
+    """The entries of a recorded response, each as a standalone XML string."""
+    root = etree.fromstring(recorded(name))
+    return [etree.tostring(entry, encoding="unicode") for entry in root.iter(f"{ATOM}entry")]
+
+
+def entry_id(entry: str) -> str:
+    """The arXiv id of an entry, without version, as the catalog stores it."""
+    return arxiv_ids.normalize(etree.fromstring(entry).findtext(f"{ATOM}id"))
+
+
+def updated_of(entry: str) -> str:
+    return etree.fromstring(entry).findtext(f"{ATOM}updated")
+
+
+def feed(entries: Sequence[str], *, total: int, start: int = 0) -> bytes:
+    head = FEED_HEAD.format(per_page=len(entries), total=total, start=start)
+    return (head + "\n".join(entries) + "\n</feed>\n").encode()
+
+
+@dataclass
+class Fault:
+    """What the server does with one request instead of answering it normally."""
+
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes | None = None
+    delay: float = 0.0  # seconds before answering
+    reset: bool = False  # drop the connection with a TCP reset
+    empty: bool = False  # a feed with no entries that still reports the total
+    truncate: bool = False  # the normal answer, cut off halfway
+
+
+@dataclass
+class Request:
+    params: dict[str, str]
+    headers: dict[str, str]
+    started: float
+    finished: float = 0.0
+
+
+class FakeArxiv:
+    def __init__(self, entries: Sequence[str]):
+        self.serve(entries)
+        self.faults: deque[Fault] = deque()
+        self.requests: list[Request] = []
+        self.max_concurrent = 0
+        self._concurrent = 0
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address
+        return f"http://{host}:{port}/api/query"
+
+    def serve(self, entries: Sequence[str]) -> None:
+        # The API sorts by lastUpdatedDate descending; ISO timestamps sort as text.
+        self.entries = sorted(entries, key=updated_of, reverse=True)
+
+    def queue(self, *faults: Fault) -> None:
+        self.faults.extend(faults)
+
+    def start(self) -> "FakeArxiv":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def page(self, params: dict[str, str]) -> bytes:
+        start = int(params.get("start", 0))
+        size = int(params.get("max_results", 10))
+        return feed(self.entries[start : start + size], total=len(self.entries), start=start)
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                params = {k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()}
+                request = Request(params, dict(self.headers), started=time.monotonic())
+                with fake._lock:
+                    fake.requests.append(request)
+                    fake._concurrent += 1
+                    fake.max_concurrent = max(fake.max_concurrent, fake._concurrent)
+                    fault = fake.faults.popleft() if fake.faults else Fault()
+                try:
+                    self._answer(fault, params)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up first, as a timeout test intends
+                finally:
+                    request.finished = time.monotonic()
+                    with fake._lock:
+                        fake._concurrent -= 1
+
+            def _answer(self, fault: Fault, params: dict[str, str]) -> None:
+                time.sleep(fault.delay)
+                if fault.reset:
+                    self.connection.setsockopt(
+                        socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                    )
+                    self.close_connection = True
+                    self.connection.close()
+                    return
+                if fault.body is not None:
+                    body = fault.body
+                elif fault.empty:
+                    body = feed([], total=len(fake.entries), start=int(params.get("start", 0)))
+                else:
+                    body = fake.page(params)
+                if fault.truncate:
+                    body = body[: len(body) // 2]
+                self.send_response(fault.status)
+                self.send_header("Content-Type", "application/atom+xml; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                for name, value in fault.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args) -> None:
+                pass
+
+        return Handler
+
+
+@contextmanager
+def running(entries: Sequence[str]) -> Iterator[FakeArxiv]:
+    server = FakeArxiv(entries).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(name="fake_arxiv")
+def fake_arxiv_fixture(settings) -> Iterator[FakeArxiv]:
+    """The fake serving 100 recorded entries, with the client set to page by 10
+    and to wait and retry briefly, so fault tests take a fraction of a second."""
+    with running(recorded_entries()) as server:
+        settings.ARXIV_API_URL = server.url
+        settings.ARXIV_PAGE_SIZE = 10
+        settings.ARXIV_DELAY_SECONDS = 0
+        settings.ARXIV_REQUEST_TIMEOUT = 0.5
+        settings.ARXIV_MAX_RETRIES = 3
+        settings.ARXIV_RETRY_BASE_WAIT = 0.01
+        settings.ARXIV_RETRY_MAX_WAIT = 2
+        yield server
