@@ -89,7 +89,7 @@ class PaperSearchDocument(Func):
     def as_postgresql(self, compiler, connection, **extra_context):
         return (
             "setweight(to_tsvector('english'::regconfig, coalesce(title, '')), 'A')"
-            " || setweight(to_tsvector('simple'::regconfig, coalesce(author_names, '')), 'B')"
+            " || setweight(to_tsvector('english'::regconfig, coalesce(author_names, '')), 'B')"
             " || setweight(to_tsvector('english'::regconfig, coalesce(abstract, '')), 'C')",
             [],
         )

@@ -1,3 +1,15 @@
+from django.urls import path
+
+from catalog import views
 
 app_name = "catalog"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.paper_list, name="paper_list"),
+    path("papers/<path:arxiv_id>/", views.paper_detail, name="paper"),
+    path("p/<int:pk>/", views.paper_by_pk, name="paper_by_pk"),
+    path("tags/", views.tag_index, name="tag_index"),
+    path("tags/<slug:slug>/", views.tag_detail, name="tag"),
+    path("categories/", views.category_index, name="category_index"),
+    path("categories/<str:code>/", views.category_detail, name="category"),
+    path("healthz", views.healthz, name="healthz"),
+]

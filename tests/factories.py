@@ -34,6 +34,7 @@ class AuthorFactory(factory.django.DjangoModelFactory):
 class PaperFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Paper
+        skip_postgeneration_save = True
 
     arxiv_id = factory.Sequence(lambda n: f"2505.{10000 + n}")
     version = 1

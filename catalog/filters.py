@@ -1,0 +1,190 @@
+"""The public list's GET parameters, shared by `/`, tag and category pages, the
+personal feed and the search feeds."""
+
+import datetime
+
+import django_filters
+from django import forms
+from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.db import connection
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from catalog.models import NEWEST_FIRST, Category, Paper, Tag
+
+PERIOD_DAYS = {"1d": 1, "7d": 7, "30d": 30, "365d": 365}
+MAX_QUERY_LENGTH = 300
+
+
+class PaperFilterForm(forms.Form):
+    def clean(self):
+        cleaned = super().clean()
+        start, end = cleaned.get("from"), cleaned.get("to")
+        if start and end and start > end:
+            self.add_error("to", "The end date is before the start date.")
+            cleaned.pop("to", None)
+            cleaned.pop("from", None)
+        return cleaned
+
+
+class PaperFilter(django_filters.FilterSet):
+    tag = django_filters.ModelMultipleChoiceFilter(
+        queryset=Tag.objects.all(),
+        to_field_name="slug",
+        field_name="tags__slug",
+        conjoined=True,
+        label="Tags",
+    )
+    category = django_filters.ModelMultipleChoiceFilter(
+        queryset=Category.objects.all(),
+        to_field_name="code",
+        method="filter_categories",
+        label="Categories",
+    )
+    period = django_filters.ChoiceFilter(
+        choices=[
+            ("1d", "Last day"),
+            ("7d", "Last 7 days"),
+            ("30d", "Last 30 days"),
+            ("365d", "Last year"),
+        ],
+        method="filter_period",
+        empty_label="Any time",
+        label="Period",
+    )
+    has_code = django_filters.ChoiceFilter(
+        choices=[("1", "With code")],
+        method="filter_has_code",
+        empty_label="With or without code",
+        label="Code",
+    )
+    q = django_filters.CharFilter(
+        method="filter_search",
+        label="Search",
+        max_length=MAX_QUERY_LENGTH,
+    )
+    sort = django_filters.ChoiceFilter(
+        choices=[("newest", "Newest"), ("relevance", "Relevance")],
+        method="filter_noop",
+        empty_label=None,
+        label="Sort",
+    )
+
+    class Meta:
+        model = Paper
+        fields: list[str] = []
+        form = PaperFilterForm
+
+    def filter_period(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        since = timezone.now() - datetime.timedelta(days=PERIOD_DAYS[value])
+        return queryset.filter(listed_at__gte=since)
+
+    def filter_categories(self, queryset: QuerySet, name: str, value: list) -> QuerySet:
+        if not value:
+            return queryset
+        # Any of the categories, as arXiv listings combine them; EXISTS keeps
+        # one row per paper without DISTINCT.
+        in_categories = Paper.categories.through.objects.filter(
+            paper_id=OuterRef("pk"), category__in=value
+        )
+        return queryset.filter(Exists(in_categories))
+
+    def filter_from(self, queryset: QuerySet, name: str, value: datetime.date) -> QuerySet:
+        return queryset.filter(listed_at__gte=start_of_day(value))
+
+    def filter_to(self, queryset: QuerySet, name: str, value: datetime.date) -> QuerySet:
+        if value >= datetime.date.max:
+            return queryset
+        return queryset.filter(listed_at__lt=start_of_day(value + datetime.timedelta(days=1)))
+
+    def filter_has_code(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.with_code()
+
+    def filter_search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        value = value.strip()
+        if not value:
+            return queryset
+        if connection.vendor == "postgresql":
+            query = SearchQuery(value, search_type="websearch", config="english")
+            return queryset.filter(search_document=query).annotate(
+                rank=SearchRank(F("search_document"), query)
+            )
+        # SQLite has no full-text index: every word must appear somewhere.
+        for word in value.split()[:20]:
+            word = word.strip("\"'")
+            if word:
+                queryset = queryset.filter(
+                    Q(title__icontains=word)
+                    | Q(abstract__icontains=word)
+                    | Q(author_names__icontains=word)
+                )
+        return queryset
+
+    def filter_noop(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset
+
+    def active_filters(self) -> list[dict]:
+        """Each filter in effect, with the query string that removes just it."""
+        if not self.is_bound:
+            return []
+        form = self.form
+        cleaned = form.cleaned_data if form.is_valid() or form.errors else {}
+
+        def without(name: str, value: str | None = None) -> str:
+            params = self.data.copy()
+            params.pop("page", None)
+            if value is None:
+                params.pop(name, None)
+            else:
+                params.setlist(name, [v for v in params.getlist(name) if v != value])
+            return params.urlencode()
+
+        chips = []
+        if cleaned.get("q"):
+            chips.append(("q", cleaned["q"], without("q")))
+        for tag in cleaned.get("tag") or []:
+            chips.append(("tag", tag.name, without("tag", tag.slug)))
+        for category in cleaned.get("category") or []:
+            chips.append(("category", category.code, without("category", category.code)))
+        for name in ("period", "has_code"):
+            if cleaned.get(name):
+                label = dict(form.fields[name].choices)[cleaned[name]]
+                chips.append((name, label, without(name)))
+        for name in ("from", "to"):
+            if cleaned.get(name):
+                chips.append((name, cleaned[name].isoformat(), without(name)))
+        return [
+            {"name": form.fields[name].label, "value": value, "remove_query": query}
+            for name, value, query in chips
+        ]
+
+    @property
+    def qs(self) -> QuerySet:
+        if not hasattr(self, "_sorted_qs"):
+            papers = super().qs
+            by_relevance = (
+                self.form.cleaned_data.get("sort") == "relevance"
+                and self.form.cleaned_data.get("q")
+                and connection.vendor == "postgresql"
+            )
+            if by_relevance:
+                papers = papers.order_by(F("rank").desc(), *NEWEST_FIRST)
+            else:
+                papers = papers.order_by(*NEWEST_FIRST)
+            self._sorted_qs = papers
+        return self._sorted_qs
+
+
+def start_of_day(day: datetime.date) -> datetime.datetime:
+    return datetime.datetime.combine(day, datetime.time.min, tzinfo=datetime.UTC)
+
+
+# `from` is a Python keyword, so the date range filters are attached under
+# their public parameter names after the class is built. Both bounds are
+# inclusive days, compared as a timestamp range so the date index is usable.
+PaperFilter.base_filters["from"] = django_filters.DateFilter(
+    method="filter_from", label="From", widget=forms.DateInput(attrs={"type": "date"})
+)
+PaperFilter.base_filters["to"] = django_filters.DateFilter(
+    method="filter_to", label="To", widget=forms.DateInput(attrs={"type": "date"})
+)

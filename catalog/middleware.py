@@ -1,0 +1,35 @@
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
+from django.template import loader
+
+
+class RejectNullBytesMiddleware:
+    """Answer 400 to a NUL byte anywhere in the path or parameters.
+
+    PostgreSQL cannot store or compare text containing NUL, so such input can
+    never match anything; refusing it up front keeps it from reaching a query.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if "\x00" in request.path or has_null(request.GET):
+            return bad_request(request)
+        form_types = ("application/x-www-form-urlencoded", "multipart/form-data")
+        if (
+            request.method == "POST"
+            and request.content_type in form_types
+            and has_null(request.POST)
+        ):
+            return bad_request(request)
+        return self.get_response(request)
+
+
+def has_null(params: QueryDict) -> bool:
+    return any("\x00" in key or any("\x00" in v for v in values) for key, values in params.lists())
+
+
+def bad_request(request: HttpRequest) -> HttpResponse:
+    return HttpResponseBadRequest(loader.render_to_string("400.html", request=request))

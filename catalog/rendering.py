@@ -1,0 +1,50 @@
+"""Stored text made safe to show: Markdown through a sanitiser, and BibTeX."""
+
+import re
+
+import markdown
+import nh3
+
+from catalog.models import Paper
+
+ALLOWED_TAGS = {
+    "p", "br", "strong", "em", "b", "i", "code", "pre", "blockquote",
+    "ul", "ol", "li", "a", "h3", "h4", "sup", "sub", "hr",
+}  # fmt: skip
+
+
+def render_markdown(text: str) -> str:
+    html = markdown.markdown(text or "", extensions=["sane_lists"], output_format="html")
+    return nh3.clean(
+        html,
+        tags=ALLOWED_TAGS,
+        attributes={"a": {"href", "title"}},
+        url_schemes={"http", "https", "mailto"},
+        link_rel="nofollow noopener noreferrer",
+    )
+
+
+def bibtex(paper: Paper) -> str:
+    authors = " and ".join(pa.author.name for pa in paper.ordered_authors)
+    year = paper.published_at.year if paper.published_at else None
+    first_author = paper.ordered_authors[0].author.name.split()[-1] if paper.ordered_authors else ""
+    first_word = next(iter(re.findall(r"[A-Za-z]{3,}", paper.title)), "paper")
+    key = re.sub(r"[^A-Za-z0-9]", "", f"{first_author}{year or ''}{first_word}").lower()
+    fields = [("title", "{" + paper.title + "}"), ("author", authors)]
+    if year:
+        fields.append(("year", str(year)))
+    if paper.arxiv_id:
+        fields += [
+            ("eprint", paper.arxiv_id),
+            ("archivePrefix", "arXiv"),
+            ("url", paper.abs_url),
+        ]
+        if paper.primary_category_id:
+            fields.append(("primaryClass", paper.primary_category.code))
+    if paper.journal_ref:
+        fields.append(("journal", paper.journal_ref))
+    if paper.doi:
+        fields.append(("doi", paper.doi))
+    body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields if value)
+    entry = "article" if paper.journal_ref else "misc"
+    return f"@{entry}{{{key or 'paper'},\n{body}\n}}"

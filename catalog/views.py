@@ -1,0 +1,129 @@
+from django.conf import settings
+from django.core.paginator import Page, Paginator
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET
+
+from catalog import arxiv_ids
+from catalog.models import Category, Paper, Tag
+from catalog.rendering import bibtex
+from catalog.selectors import (
+    categories_with_counts,
+    filter_papers,
+    paper_for_page,
+    summaries_by_language,
+    tags_with_counts,
+    with_list_related,
+)
+
+
+def paginate(items: QuerySet, raw_number: str | None) -> tuple[Page, str]:
+    """The requested page, or the nearest real one with a note saying why."""
+    paginator = Paginator(items, settings.PAPERS_PER_PAGE)
+    if raw_number in (None, ""):
+        return paginator.page(1), ""
+    try:
+        number = int(raw_number)
+    except ValueError:
+        return paginator.page(1), "That is not a page number; showing the first page."
+    if number < 1:
+        return paginator.page(1), "Pages start at 1; showing the first page."
+    if number > paginator.num_pages:
+        last = paginator.num_pages
+        return paginator.page(last), f"There are only {last} pages; showing the last one."
+    return paginator.page(number), ""
+
+
+def render_paper_list(
+    request: HttpRequest,
+    *,
+    papers: QuerySet[Paper],
+    template: str = "catalog/paper_list.html",
+    context: dict | None = None,
+) -> HttpResponse:
+    """A filtered, paginated list of papers: the home page, tag and category
+    pages and the personal feed all render through here."""
+    paper_filter = filter_papers(request.GET, papers=papers)
+    page, page_note = paginate(with_list_related(paper_filter.qs), request.GET.get("page"))
+    params = request.GET.copy()
+    params.pop("page", None)
+    ctx = {
+        "filter": paper_filter,
+        "page": page,
+        "page_note": page_note,
+        "query_without_page": params.urlencode(),
+        "active_filters": paper_filter.active_filters(),
+        "show_advanced": any(k in request.GET for k in ("from", "to", "category", "has_code")),
+    }
+    ctx.update(context or {})
+    return render(request, template, ctx)
+
+
+@require_GET
+def paper_list(request: HttpRequest) -> HttpResponse:
+    return render_paper_list(request, papers=Paper.objects.visible())
+
+
+@require_GET
+def tag_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    tag = get_object_or_404(Tag, slug=slug)
+    papers = Paper.objects.visible().filter(tags=tag)
+    return render_paper_list(request, papers=papers, context={"tag": tag})
+
+
+@require_GET
+def category_detail(request: HttpRequest, code: str) -> HttpResponse:
+    category = get_object_or_404(Category, code=code)
+    papers = Paper.objects.visible().filter(categories=category)
+    return render_paper_list(request, papers=papers, context={"category": category})
+
+
+@require_GET
+def tag_index(request: HttpRequest) -> HttpResponse:
+    return render(request, "catalog/tag_index.html", {"tags": tags_with_counts()})
+
+
+@require_GET
+def category_index(request: HttpRequest) -> HttpResponse:
+    categories = list(categories_with_counts())
+    archives: dict[str, list[Category]] = {}
+    for category in categories:
+        archives.setdefault(category.archive, []).append(category)
+    return render(request, "catalog/category_index.html", {"archives": sorted(archives.items())})
+
+
+@require_GET
+def paper_detail(request: HttpRequest, arxiv_id: str) -> HttpResponse:
+    parsed = arxiv_ids.split_version(arxiv_id)
+    if parsed and parsed[0] != arxiv_id:
+        # A versioned or prefixed id ("2505.15034v2", "arXiv:...") has one canonical page.
+        return redirect("catalog:paper", arxiv_id=parsed[0], permanent=True)
+    paper = get_object_or_404(paper_for_page(Paper.objects.visible()), arxiv_id=arxiv_id)
+    return render_paper(request, paper)
+
+
+@require_GET
+def paper_by_pk(request: HttpRequest, pk: int) -> HttpResponse:
+    paper = get_object_or_404(Paper.objects.select_related("merged_into"), pk=pk)
+    target = paper.merged_into or paper
+    if target.arxiv_id:
+        return redirect("catalog:paper", arxiv_id=target.arxiv_id, permanent=True)
+    paper = get_object_or_404(paper_for_page(Paper.objects.visible()), pk=target.pk)
+    return render_paper(request, paper)
+
+
+def render_paper(request: HttpRequest, paper: Paper) -> HttpResponse:
+    ctx = {
+        "paper": paper,
+        "summary_groups": summaries_by_language(paper.published_summaries),
+        "has_machine_text": any(s.is_machine_written for s in paper.published_summaries),
+        "bibtex": bibtex(paper),
+    }
+    return render(request, "catalog/paper_detail.html", ctx)
+
+
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    Paper.objects.exists()
+    return JsonResponse({"status": "ok"})
