@@ -37,6 +37,10 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "catalog",
     "ingest",
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "accounts",
 ]
 
 MIDDLEWARE = [
@@ -47,6 +51,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "catalog.middleware.RejectNullBytesMiddleware",
@@ -67,6 +72,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.i18n",
                 "catalog.context_processors.site",
+                "accounts.context_processors.reader",
             ],
         },
     },
@@ -197,6 +203,45 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = TIME_ZONE
+
+# Accounts: sign-up and log-in by email (django-allauth), feeds and digests.
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+LOGIN_URL = "account_login"
+LOGIN_REDIRECT_URL = "accounts:feed"
+ACCOUNT_LOGIN_METHODS = {"email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
+ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_EMAIL_VERIFICATION = "mandatory"
+ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
+ACCOUNT_CHANGE_EMAIL = True
+ACCOUNT_EMAIL_SUBJECT_PREFIX = f"[{SITE_NAME}] "
+ACCOUNT_DEFAULT_HTTP_PROTOCOL = SITE_ROOT.split(":", 1)[0]
+# After LOGIN_FAILURES_ALLOWED wrong passwords for one account within
+# LOGIN_LOCKOUT_SECONDS, further attempts are refused until the window passes.
+LOGIN_FAILURES_ALLOWED = env.int("LOGIN_FAILURES_ALLOWED", default=5)
+LOGIN_LOCKOUT_SECONDS = env.int("LOGIN_LOCKOUT_SECONDS", default=900)
+ACCOUNT_RATE_LIMITS = {
+    "login_failed": f"20/m/ip,{LOGIN_FAILURES_ALLOWED}/{LOGIN_LOCKOUT_SECONDS}s/key",
+}
+SOCIALACCOUNT_PROVIDERS = {}
+for _provider, _prefix, _scope in (
+    ("github", "GITHUB", ["user:email"]),
+    ("google", "GOOGLE", ["profile", "email"]),
+):
+    _client_id = env(f"{_prefix}_CLIENT_ID", default="")
+    _secret = env(f"{_prefix}_SECRET", default="")
+    if _client_id and _secret:
+        INSTALLED_APPS.append(f"allauth.socialaccount.providers.{_provider}")
+        SOCIALACCOUNT_PROVIDERS[_provider] = {
+            "APPS": [{"client_id": _client_id, "secret": _secret}],
+            "SCOPE": _scope,
+        }
+# Digests go out at this hour (UTC): daily ones every day, weekly ones on Mondays.
+DIGEST_HOUR = env.int("DIGEST_HOUR", default=6)
+EMAIL_FILE_PATH = env("EMAIL_FILE_PATH", default=str(BASE_DIR / "sent-emails"))
 
 # Enrichment: summaries, key takeaways and translations of the abstract, and
 # preview images of the paper (see README.md).

@@ -1,0 +1,29 @@
+from django.contrib import admin
+
+from accounts.models import Profile, SavedPaper, Subscription
+
+
+@admin.register(Profile)
+class ProfileAdmin(admin.ModelAdmin):
+    list_display = ["user", "digest_frequency", "last_digest_at", "feed_seen_at"]
+    list_filter = ["digest_frequency"]
+    search_fields = ["user__email", "user__username"]
+    raw_id_fields = ["user"]
+    readonly_fields = ["feed_seen_at", "feed_new_since", "feed_token"]
+
+
+@admin.register(Subscription)
+class SubscriptionAdmin(admin.ModelAdmin):
+    list_display = ["user", "tag", "category", "created_at"]
+    list_filter = ["tag"]
+    search_fields = ["user__email", "tag__name", "category__code"]
+    raw_id_fields = ["user", "tag", "category"]
+    list_select_related = ["user", "tag", "category"]
+
+
+@admin.register(SavedPaper)
+class SavedPaperAdmin(admin.ModelAdmin):
+    list_display = ["user", "paper", "created_at"]
+    search_fields = ["user__email", "paper__title", "paper__arxiv_id"]
+    raw_id_fields = ["user", "paper"]
+    list_select_related = ["user", "paper"]

@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class AccountsConfig(AppConfig):
+    name = "accounts"
+    verbose_name = "Readers"
+
+    def ready(self) -> None:
+        from accounts import signals  # noqa: F401

@@ -1,0 +1,24 @@
+"""What a page needs to know about the reader, fetched only if a template asks."""
+
+from dataclasses import dataclass, field
+
+from django.http import HttpRequest
+from django.utils.functional import SimpleLazyObject
+
+from accounts import selectors
+
+
+@dataclass(frozen=True)
+class ReaderState:
+    tag_ids: frozenset[int] = field(default_factory=frozenset)
+    category_ids: frozenset[int] = field(default_factory=frozenset)
+
+
+def reader(request: HttpRequest) -> dict:
+    user = request.user
+    if not user.is_authenticated:
+        return {"subscribed": ReaderState(), "saved_paper_ids": frozenset()}
+    return {
+        "subscribed": SimpleLazyObject(lambda: ReaderState(**selectors.subscribed_ids(user=user))),
+        "saved_paper_ids": SimpleLazyObject(lambda: selectors.saved_paper_ids(user=user)),
+    }

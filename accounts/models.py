@@ -1,0 +1,89 @@
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from catalog.models import Category, Paper, Tag
+
+
+def new_feed_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+class Profile(models.Model):
+    """A reader's settings and the bookkeeping of what they have been sent and shown."""
+
+    class DigestFrequency(models.TextChoices):
+        OFF = "off", "never"
+        DAILY = "daily", "daily"
+        WEEKLY = "weekly", "weekly"
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile"
+    )
+    digest_frequency = models.CharField(
+        max_length=8, choices=DigestFrequency.choices, default=DigestFrequency.DAILY
+    )
+    # The start of the next digest's window and the token that claims it: a
+    # sender moves it forward only if it still holds the value it read.
+    last_digest_at = models.DateTimeField(default=timezone.now)
+    # The feed marks what arrived after new_since; it moves to the previous
+    # visit only when a new visit begins, so paging through a visit keeps the marks.
+    feed_seen_at = models.DateTimeField(null=True, blank=True)
+    feed_new_since = models.DateTimeField(null=True, blank=True)
+    feed_token = models.CharField(max_length=64, unique=True, default=new_feed_token)
+
+    def __str__(self) -> str:
+        return str(self.user)
+
+
+class Subscription(models.Model):
+    """A reader follows one tag or one category."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="subscriptions"
+    )
+    tag = models.ForeignKey(
+        Tag, null=True, blank=True, on_delete=models.CASCADE, related_name="subscriptions"
+    )
+    category = models.ForeignKey(
+        Category, null=True, blank=True, on_delete=models.CASCADE, related_name="subscriptions"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(tag__isnull=False, category__isnull=True)
+                | Q(tag__isnull=True, category__isnull=False),
+                name="subscription_tag_xor_category",
+            ),
+            models.UniqueConstraint(fields=["user", "tag"], name="subscription_tag_once"),
+            models.UniqueConstraint(fields=["user", "category"], name="subscription_category_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.tag or self.category}"
+
+    @property
+    def target(self) -> Tag | Category:
+        return self.tag or self.category
+
+
+class SavedPaper(models.Model):
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="saved_papers"
+    )
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="saved_by")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "paper"], name="saved_paper_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.paper_id}"

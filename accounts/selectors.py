@@ -1,0 +1,210 @@
+"""Reads for readers' pages, feeds and digests; each owns its joins and prefetches."""
+
+import datetime
+import itertools
+from dataclasses import dataclass, field
+
+from allauth.account.models import EmailAddress
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core import signing
+from django.db.models import (
+    BooleanField,
+    Exists,
+    ExpressionWrapper,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Value,
+    prefetch_related_objects,
+)
+from django.shortcuts import get_object_or_404
+
+from accounts.models import Profile, SavedPaper, Subscription
+from catalog.models import Category, Paper, PaperTag, Tag
+
+PaperCategory = Paper.categories.through
+
+# A new visit to the feed begins after this long away; until then the
+# "new" marks stay put so the reader can page through them.
+FEED_VISIT_GAP = datetime.timedelta(minutes=30)
+DIGEST_PAPERS_PER_GROUP = 30
+UNSUBSCRIBE_SALT = "accounts.digest-unsubscribe"
+FEED_LENGTH = 50
+
+
+def subscribed_ids(*, user: AbstractBaseUser) -> dict[str, frozenset[int]]:
+    rows = Subscription.objects.filter(user=user).values_list("tag_id", "category_id")
+    tag_ids, category_ids = set(), set()
+    for tag_id, category_id in rows:
+        if tag_id:
+            tag_ids.add(tag_id)
+        else:
+            category_ids.add(category_id)
+    return {"tag_ids": frozenset(tag_ids), "category_ids": frozenset(category_ids)}
+
+
+def saved_paper_ids(*, user: AbstractBaseUser) -> frozenset[int]:
+    return frozenset(SavedPaper.objects.filter(user=user).values_list("paper_id", flat=True))
+
+
+def subscription_target(*, kind: str, key: str) -> Tag | Category:
+    """The tag (by slug) or category (by code) a subscription URL names, or 404."""
+    if kind == "tag":
+        return get_object_or_404(Tag, slug=key)
+    return get_object_or_404(Category, code=key)
+
+
+def visible_paper(*, paper_id: int) -> Paper:
+    return get_object_or_404(Paper.objects.visible(), pk=paper_id)
+
+
+def user_subscriptions(*, user: AbstractBaseUser) -> list[Subscription]:
+    rows = Subscription.objects.filter(user=user).select_related("tag", "category")
+    return sorted(rows, key=lambda row: (row.tag is None, str(row.target).casefold()))
+
+
+def _subscribed_filters(user: AbstractBaseUser) -> tuple[QuerySet, QuerySet]:
+    """Per-paper subqueries: the paper carries a subscribed tag / is in a subscribed category."""
+    subscribed = Subscription.objects.filter(user=user)
+    in_tags = PaperTag.objects.filter(
+        paper=OuterRef("pk"), tag__in=subscribed.filter(tag__isnull=False).values("tag_id")
+    )
+    in_categories = PaperCategory.objects.filter(
+        paper=OuterRef("pk"),
+        category__in=subscribed.filter(category__isnull=False).values("category_id"),
+    )
+    return in_tags, in_categories
+
+
+def subscribed_papers(*, user: AbstractBaseUser) -> QuerySet[Paper]:
+    in_tags, in_categories = _subscribed_filters(user)
+    return Paper.objects.visible().filter(Exists(in_tags) | Exists(in_categories)).newest_first()
+
+
+def feed_papers(*, user: AbstractBaseUser, new_since: datetime.datetime | None) -> QuerySet[Paper]:
+    """The personal feed, each paper marked is_new if it entered a subscription after new_since."""
+    if new_since is None:
+        is_new = Value(False)
+    else:
+        in_tags, _ = _subscribed_filters(user)
+        is_new = ExpressionWrapper(
+            Q(added_at__gt=new_since) | Exists(in_tags.filter(added_at__gt=new_since)),
+            output_field=BooleanField(),
+        )
+    return subscribed_papers(user=user).annotate(is_new=is_new)
+
+
+def feed_new_since(*, profile: Profile, now: datetime.datetime) -> datetime.datetime | None:
+    """Where this feed visit's "new" marks start: the previous visit's last view."""
+    if profile.feed_seen_at is None or now - profile.feed_seen_at > FEED_VISIT_GAP:
+        return profile.feed_seen_at
+    return profile.feed_new_since
+
+
+def saved_papers(*, user: AbstractBaseUser) -> QuerySet[Paper]:
+    return Paper.objects.visible().filter(saved_by__user=user)
+
+
+def profile_for_feed_token(*, token: str) -> Profile:
+    return get_object_or_404(Profile.objects.select_related("user"), feed_token=token)
+
+
+def profile_for_unsubscribe_token(*, token: str) -> Profile | None:
+    try:
+        user_id = signing.loads(token, salt=UNSUBSCRIBE_SALT)
+    except signing.BadSignature:
+        return None
+    return Profile.objects.filter(user_id=user_id).first()
+
+
+def digest_boundaries(*, now: datetime.datetime) -> dict[str, datetime.datetime]:
+    """The latest scheduled send time per frequency: a digest is due if its
+    window started before it. Calendar times, so hourly checks never drift."""
+    today = now.astimezone(datetime.UTC).replace(
+        hour=settings.DIGEST_HOUR, minute=0, second=0, microsecond=0
+    )
+    daily = today if today <= now else today - datetime.timedelta(days=1)
+    weekly = daily - datetime.timedelta(days=daily.weekday())
+    return {Profile.DigestFrequency.DAILY: daily, Profile.DigestFrequency.WEEKLY: weekly}
+
+
+def profiles_due_for_digest(*, now: datetime.datetime) -> QuerySet[Profile]:
+    due = Q()
+    for frequency, boundary in digest_boundaries(now=now).items():
+        due |= Q(digest_frequency=frequency, last_digest_at__lt=boundary)
+    return (
+        Profile.objects.filter(due, user__is_active=True)
+        .filter(Exists(Subscription.objects.filter(user=OuterRef("user_id"))))
+        .filter(
+            Exists(
+                EmailAddress.objects.filter(user=OuterRef("user_id"), primary=True, verified=True)
+            )
+        )
+        .select_related("user")
+        .order_by("pk")
+    )
+
+
+@dataclass
+class DigestGroup:
+    target: Tag | Category
+    papers: list[Paper] = field(default_factory=list)
+    # How many more entered it than the email lists.
+    more: int = 0
+
+
+@dataclass
+class Digest:
+    groups: list[DigestGroup]
+    paper_count: int
+
+
+def digest(*, user: AbstractBaseUser, since: datetime.datetime, until: datetime.datetime) -> Digest:
+    """What entered the user's subscriptions in [since, until), by tag then category.
+
+    A paper enters a tag when it is tagged (PaperTag.added_at) and a category
+    when it enters the catalog (Paper.added_at).
+    """
+    visible = Paper.objects.visible()
+    tag_rows = (
+        PaperTag.objects.filter(
+            tag__subscriptions__user=user,
+            added_at__gte=since,
+            added_at__lt=until,
+            paper__in=visible,
+        )
+        .select_related("tag", "paper")
+        .order_by("tag__name", "-added_at", "-paper_id")
+    )
+    category_rows = (
+        PaperCategory.objects.filter(
+            category__subscriptions__user=user,
+            paper__added_at__gte=since,
+            paper__added_at__lt=until,
+            paper__in=visible,
+        )
+        .select_related("category", "paper")
+        .order_by("category__code", "-paper__added_at", "-paper_id")
+    )
+    groups, paper_ids = [], set()
+    for rows, target_of in ((tag_rows, lambda r: r.tag), (category_rows, lambda r: r.category)):
+        for target, target_rows in itertools.groupby(rows, key=target_of):
+            papers = [row.paper for row in target_rows]
+            paper_ids.update(paper.pk for paper in papers)
+            groups.append(
+                DigestGroup(
+                    target=target,
+                    papers=papers[:DIGEST_PAPERS_PER_GROUP],
+                    more=max(0, len(papers) - DIGEST_PAPERS_PER_GROUP),
+                )
+            )
+    prefetch_related_objects([p for group in groups for p in group.papers], "code_links")
+    return Digest(groups=groups, paper_count=len(paper_ids))
+
+
+def feed_items(*, papers: QuerySet[Paper]) -> list[Paper]:
+    """The newest papers of a list, with what an RSS/Atom entry shows."""
+    tags = Prefetch("tags", queryset=Tag.objects.order_by("name"))
+    return list(papers.prefetch_related(tags)[:FEED_LENGTH])

@@ -1,0 +1,147 @@
+"""Writes for readers: subscriptions, saved papers, settings and digests."""
+
+import datetime
+import logging
+from dataclasses import dataclass, field
+
+from django.contrib import messages
+from django.contrib.auth.models import AbstractBaseUser
+from django.core import signing
+from django.db import transaction
+from django.http import HttpRequest
+from django.utils import timezone
+
+from accounts import emails, selectors
+from accounts.models import Profile, SavedPaper, Subscription, new_feed_token
+from catalog.models import Category, Paper, Tag
+
+logger = logging.getLogger(__name__)
+
+PENDING_SESSION_KEY = "accounts:pending"
+
+
+def _target_field(target: Tag | Category) -> dict:
+    return {"tag": target} if isinstance(target, Tag) else {"category": target}
+
+
+def subscribe(*, user: AbstractBaseUser, target: Tag | Category) -> None:
+    Subscription.objects.get_or_create(user=user, **_target_field(target))
+
+
+def unsubscribe(*, user: AbstractBaseUser, target: Tag | Category) -> None:
+    Subscription.objects.filter(user=user, **_target_field(target)).delete()
+
+
+def save_paper(*, user: AbstractBaseUser, paper: Paper) -> None:
+    SavedPaper.objects.get_or_create(user=user, paper=paper)
+
+
+def unsave_paper(*, user: AbstractBaseUser, paper: Paper) -> None:
+    SavedPaper.objects.filter(user=user, paper=paper).delete()
+
+
+def defer_until_login(*, request: HttpRequest, kind: str, object_id: int) -> None:
+    """Remember a subscribe or save a logged-out reader asked for; done when they log in."""
+    pending = request.session.get(PENDING_SESSION_KEY, [])
+    if [kind, object_id] not in pending:
+        pending.append([kind, object_id])
+    request.session[PENDING_SESSION_KEY] = pending
+
+
+def complete_pending_actions(*, request: HttpRequest, user: AbstractBaseUser) -> None:
+    for kind, object_id in request.session.pop(PENDING_SESSION_KEY, []):
+        if kind == "paper":
+            paper = Paper.objects.visible().filter(pk=object_id).first()
+            if paper:
+                save_paper(user=user, paper=paper)
+                messages.success(request, f"Saved “{paper.title}”.")
+            continue
+        model = Tag if kind == "tag" else Category
+        target = model.objects.filter(pk=object_id).first()
+        if target:
+            subscribe(user=user, target=target)
+            messages.success(request, f"You are now subscribed to the {kind} {target}.")
+
+
+def set_digest_frequency(*, profile: Profile, frequency: str) -> None:
+    update = {"digest_frequency": frequency}
+    if profile.digest_frequency == Profile.DigestFrequency.OFF != frequency:
+        # Resuming starts from now rather than mailing everything since the pause.
+        update["last_digest_at"] = timezone.now()
+    Profile.objects.filter(pk=profile.pk).update(**update)
+    for name, value in update.items():
+        setattr(profile, name, value)
+
+
+def stop_digests(*, profile: Profile) -> None:
+    set_digest_frequency(profile=profile, frequency=Profile.DigestFrequency.OFF)
+
+
+def regenerate_feed_token(*, profile: Profile) -> None:
+    profile.feed_token = new_feed_token()
+    profile.save(update_fields=["feed_token"])
+
+
+def record_feed_visit(
+    *, profile: Profile, new_since: datetime.datetime | None, now: datetime.datetime
+) -> None:
+    Profile.objects.filter(pk=profile.pk).update(feed_seen_at=now, feed_new_since=new_since)
+
+
+def unsubscribe_token(*, profile: Profile) -> str:
+    return signing.dumps(profile.user_id, salt=selectors.UNSUBSCRIBE_SALT)
+
+
+@dataclass
+class DigestRun:
+    sent: list[str] = field(default_factory=list)
+    empty: int = 0
+    failed: list[str] = field(default_factory=list)
+    would_send: list[tuple[str, int]] = field(default_factory=list)
+
+
+def send_due_digests(*, now: datetime.datetime | None = None, dry_run: bool = False) -> DigestRun:
+    """Send every due digest. A failed one is logged and left due, so the next run retries it."""
+    now = now or timezone.now()
+    run = DigestRun()
+    for profile in selectors.profiles_due_for_digest(now=now):
+        if dry_run:
+            digest = selectors.digest(user=profile.user, since=profile.last_digest_at, until=now)
+            run.would_send.append((profile.user.email, digest.paper_count))
+            continue
+        try:
+            sent = send_digest(profile=profile, now=now)
+        except Exception:
+            logger.exception("Digest for user %s failed; the next run retries it", profile.user_id)
+            run.failed.append(profile.user.email)
+            continue
+        if sent:
+            run.sent.append(profile.user.email)
+        else:
+            run.empty += 1
+    return run
+
+
+def send_digest(*, profile: Profile, now: datetime.datetime) -> bool:
+    """Claim the window [last digest, now) and mail what entered it; False if claimed
+    elsewhere or empty.
+
+    The claim is a conditional UPDATE: of two senders holding the same old
+    value only one matches. It commits with the send, so a failed send leaves
+    the window unclaimed for a retry.
+    """
+    since = profile.last_digest_at
+    with transaction.atomic():
+        claimed = Profile.objects.filter(pk=profile.pk, last_digest_at=since).update(
+            last_digest_at=now
+        )
+        if not claimed:
+            return False
+        digest = selectors.digest(user=profile.user, since=since, until=now)
+        if not digest.groups:
+            return False
+        emails.send_digest(
+            user=profile.user, digest=digest, unsubscribe_token=unsubscribe_token(profile=profile)
+        )
+    profile.last_digest_at = now
+    return True

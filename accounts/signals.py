@@ -1,0 +1,19 @@
+from django.contrib.auth import get_user_model
+from django.contrib.auth.signals import user_logged_in
+from django.db.models.signals import post_save
+from django.dispatch import receiver
+
+from accounts import services
+from accounts.models import Profile
+
+
+@receiver(post_save, sender=get_user_model())
+def create_profile(sender, instance, created: bool, raw: bool = False, **kwargs) -> None:
+    if created and not raw:
+        Profile.objects.get_or_create(user=instance)
+
+
+@receiver(user_logged_in)
+def complete_pending_actions(sender, request, user, **kwargs) -> None:
+    if request is not None:
+        services.complete_pending_actions(request=request, user=user)

@@ -1,0 +1,129 @@
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods, require_POST
+
+from accounts import selectors, services
+from accounts.forms import DigestSettingsForm
+from catalog.views import render_paper_list
+
+
+def _button_response(
+    request: HttpRequest, *, fragment: str, context: dict, fallback_url: str
+) -> HttpResponse:
+    """HTMX swaps in the re-rendered button; a plain form post goes back where it came from."""
+    if request.headers.get("HX-Request"):
+        return render(request, fragment, context)
+    next_url = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(
+        next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        next_url = fallback_url
+    return redirect(next_url)
+
+
+@require_POST
+def change_subscription(request: HttpRequest, kind: str, key: str, subscribe: bool) -> HttpResponse:
+    target = selectors.subscription_target(kind=kind, key=key)
+    if not request.user.is_authenticated:
+        services.defer_until_login(request=request, kind=kind, object_id=target.pk)
+        return redirect_to_login(target.get_absolute_url())
+    if subscribe:
+        services.subscribe(user=request.user, target=target)
+    else:
+        services.unsubscribe(user=request.user, target=target)
+    return _button_response(
+        request,
+        fragment="accounts/subscribe_button_fragment.html",
+        context={"target": target, "style": request.POST.get("style", "")},
+        fallback_url=target.get_absolute_url(),
+    )
+
+
+@require_POST
+def change_saved(request: HttpRequest, paper_id: int, save: bool) -> HttpResponse:
+    paper = selectors.visible_paper(paper_id=paper_id)
+    if not request.user.is_authenticated:
+        services.defer_until_login(request=request, kind="paper", object_id=paper.pk)
+        return redirect_to_login(paper.get_absolute_url())
+    if save:
+        services.save_paper(user=request.user, paper=paper)
+    else:
+        services.unsave_paper(user=request.user, paper=paper)
+    return _button_response(
+        request,
+        fragment="accounts/save_button_fragment.html",
+        context={"paper": paper},
+        fallback_url=paper.get_absolute_url(),
+    )
+
+
+@login_required
+def feed(request: HttpRequest) -> HttpResponse:
+    profile = request.user.profile
+    now = timezone.now()
+    new_since = selectors.feed_new_since(profile=profile, now=now)
+    response = render_paper_list(
+        request,
+        papers=selectors.feed_papers(user=request.user, new_since=new_since),
+        template="accounts/feed.html",
+        context={"new_since": new_since, "private_feed_token": profile.feed_token},
+    )
+    services.record_feed_visit(profile=profile, new_since=new_since, now=now)
+    return response
+
+
+@login_required
+def saved(request: HttpRequest) -> HttpResponse:
+    return render_paper_list(
+        request, papers=selectors.saved_papers(user=request.user), template="accounts/saved.html"
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def subscriptions(request: HttpRequest) -> HttpResponse:
+    profile = request.user.profile
+    form = DigestSettingsForm(
+        request.POST or None, initial={"digest_frequency": profile.digest_frequency}
+    )
+    if form.is_valid():
+        services.set_digest_frequency(
+            profile=profile, frequency=form.cleaned_data["digest_frequency"]
+        )
+        messages.success(request, _("Your digest settings are saved."))
+        return redirect("accounts:subscriptions")
+    context = {
+        "form": form,
+        "profile": profile,
+        "subscriptions": selectors.user_subscriptions(user=request.user),
+    }
+    return render(request, "accounts/subscriptions.html", context)
+
+
+@login_required
+@require_POST
+def regenerate_feed_token(request: HttpRequest) -> HttpResponse:
+    services.regenerate_feed_token(profile=request.user.profile)
+    messages.success(request, _("Your private feed has a new address; the old one stops working."))
+    return redirect("accounts:subscriptions")
+
+
+# Mail clients POST here with no session or CSRF token (RFC 8058 one-click).
+@csrf_exempt
+@require_http_methods(["GET", "POST"])
+def digest_unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
+    profile = selectors.profile_for_unsubscribe_token(token=token)
+    if profile is None:
+        return render(request, "accounts/unsubscribe_invalid.html", status=400)
+    # A GET only asks: link checkers in mailboxes open links without a reader.
+    if request.method == "POST":
+        services.stop_digests(profile=profile)
+    context = {"done": request.method == "POST", "email": profile.user.email}
+    return render(request, "accounts/unsubscribe.html", context)
