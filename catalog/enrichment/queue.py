@@ -1,0 +1,49 @@
+"""Queueing papers for background enrichment, after the caller's transaction commits."""
+
+from collections.abc import Iterable
+
+from django.conf import settings
+from django.db import transaction
+
+from catalog.models import Paper
+from catalog.tasks import render_paper_previews, summarize_paper
+
+
+def queue_summaries(
+    *, paper_ids: Iterable[int], regenerate: bool = False, overwrite_curator: bool = False
+) -> None:
+    """Summarise these papers in the background once the current transaction commits."""
+    ids = list(paper_ids)
+
+    def send() -> None:
+        for paper_id in ids:
+            summarize_paper.delay(
+                paper_id, regenerate=regenerate, overwrite_curator=overwrite_curator
+            )
+
+    # robust: when tasks run eagerly (no broker), a failure must not undo the caller's work.
+    transaction.on_commit(send, robust=True)
+
+
+def queue_enrichment(paper_ids: Iterable[int]) -> None:
+    """Summaries and preview images for papers ingest has just added.
+
+    Follows SUMMARY_AUTO, SUMMARY_AUTO_TAGS (only papers in these tags, read
+    after the commit so tags given in the same transaction count) and
+    PREVIEW_AUTO. Safe to call inside the ingest transaction.
+    """
+    ids = list(paper_ids)
+    if not ids or not (settings.SUMMARY_AUTO or settings.PREVIEW_AUTO):
+        return
+
+    def send() -> None:
+        chosen = Paper.objects.filter(pk__in=ids)
+        if settings.SUMMARY_AUTO_TAGS:
+            chosen = chosen.filter(tags__slug__in=settings.SUMMARY_AUTO_TAGS).distinct()
+        for paper_id, arxiv_id in chosen.values_list("pk", "arxiv_id"):
+            if settings.SUMMARY_AUTO:
+                summarize_paper.delay(paper_id)
+            if settings.PREVIEW_AUTO and arxiv_id:
+                render_paper_previews.delay(paper_id)
+
+    transaction.on_commit(send, robust=True)
