@@ -1,0 +1,50 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from catalog.arxiv_ids import normalize
+from catalog.models import Paper, PaperImage
+from catalog.previews import (
+    PreviewDownloadError,
+    PreviewUnavailable,
+    papers_missing_previews,
+    render_previews,
+)
+
+
+class Command(BaseCommand):
+    help = "Download papers' PDFs and store their first page and main figures as images."
+
+    def add_arguments(self, parser):
+        chosen = parser.add_mutually_exclusive_group(required=True)
+        chosen.add_argument("--paper", action="append", metavar="ARXIV_ID", help="repeatable")
+        chosen.add_argument("--missing", action="store_true", help="papers with no images yet")
+        parser.add_argument("--limit", type=int, help="with --missing: at most this many papers")
+
+    def handle(self, *args, paper, missing, limit, **options):
+        if missing:
+            papers = papers_missing_previews()
+            if limit:
+                papers = papers[:limit]
+        else:
+            papers = [self.paper(raw) for raw in paper]
+
+        failed = 0
+        for each in papers:
+            try:
+                images = render_previews(paper=each)
+            except (PreviewUnavailable, PreviewDownloadError) as exc:
+                failed += 1
+                self.stderr.write(f"{each.arxiv_id}: FAILED: {exc}")
+                continue
+            figures = sum(1 for image in images if image.kind == PaperImage.Kind.FIGURE)
+            self.stdout.write(f"{each.arxiv_id}: stored the first page and {figures} figure(s)")
+        if failed:
+            raise CommandError(f"{failed} paper(s) failed; their previews were left as they were.")
+
+    def paper(self, raw: str) -> Paper:
+        arxiv_id = normalize(raw)
+        if arxiv_id is None:
+            raise CommandError(f"{raw!r} is not an arXiv id.")
+        found = Paper.objects.filter(arxiv_id=arxiv_id).first()
+        if found is None:
+            raise CommandError(f"No paper with arXiv id {arxiv_id}.")
+        return found
