@@ -1,3 +1,5 @@
+from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils import timezone
 
@@ -14,8 +16,12 @@ class IngestSource(models.Model):
     )
     tags = models.ManyToManyField(Tag, blank=True, help_text="Given to every paper it brings.")
     enabled = models.BooleanField(default=True)
-    interval_minutes = models.PositiveIntegerField("run every (minutes)", default=60)
-    max_results = models.PositiveIntegerField("most results per run", default=200)
+    interval_minutes = models.PositiveIntegerField(
+        "run every (minutes)", default=60, validators=[MinValueValidator(1)]
+    )
+    max_results = models.PositiveIntegerField(
+        "most results per run", default=200, validators=[MinValueValidator(1)]
+    )
     last_success_at = models.DateTimeField(
         null=True,
         blank=True,
@@ -29,6 +35,10 @@ class IngestSource(models.Model):
         on_delete=models.SET_NULL,
         related_name="+",
     )
+    # A run claims its source so that no other worker runs it at the same
+    # time; the claim is refreshed after every page and taken over once stale.
+    claimed_at = models.DateTimeField("running since", null=True, blank=True, editable=False)
+    claim_token = models.CharField(max_length=32, blank=True, editable=False)
 
     class Meta:
         ordering = ["name"]
@@ -93,6 +103,10 @@ class TagRule(models.Model):
 
     def __str__(self) -> str:
         return f"rule for {self.tag}"
+
+    def clean(self) -> None:
+        if not self.keywords.strip() and not self.categories.strip():
+            raise ValidationError("Give keywords, categories or both: an empty rule tags nothing.")
 
 
 class OaiHarvest(models.Model):

@@ -1,0 +1,280 @@
+import datetime
+import re
+import threading
+import time
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.utils import timezone
+
+from catalog.models import Paper, PaperTag
+from ingest import runs
+from ingest.models import IngestRun, IngestSource
+from tests.arxiv_server import (
+    Fault,
+    entry_id,
+    fake_arxiv_fixture,  # noqa: F401
+    updated_of,
+)
+from tests.factories import TagFactory
+from tests.ingest_factories import IngestSourceFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def as_datetime(timestamp: str) -> datetime.datetime:
+    return datetime.datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+
+
+def stored_ids() -> list[str]:
+    return sorted(Paper.objects.values_list("arxiv_id", flat=True))
+
+
+def served_ids(fake, count: int) -> list[str]:
+    return sorted(entry_id(e) for e in fake.entries[:count])
+
+
+def test_a_source_run_stores_its_papers_with_its_tags(fake_arxiv):
+    tag = TagFactory(name="Software_Testing")
+    source = IngestSourceFactory(tags=[tag], query="cat:cs.SE AND all:testing")
+
+    run = runs.run_source(source=source)
+
+    assert stored_ids() == served_ids(fake_arxiv, 25)
+    assert PaperTag.objects.filter(tag=tag).count() == 25
+    run.refresh_from_db()
+    assert (run.status, run.fetched, run.created, run.updated, run.skipped) == (
+        IngestRun.Status.SUCCEEDED,
+        25,
+        25,
+        0,
+        0,
+    )
+    assert run.source == source
+    assert run.query == "cat:cs.SE AND all:testing"
+    assert run.finished_at >= run.started_at
+    assert fake_arxiv.requests[0].params["search_query"] == "cat:cs.SE AND all:testing"
+    source.refresh_from_db()
+    assert source.last_success_at == run.started_at
+    assert source.claimed_at is None
+
+
+def test_running_again_changes_nothing(fake_arxiv):
+    source = IngestSourceFactory()
+    runs.run_source(source=source)
+    IngestSource.objects.update(last_success_at=None)
+
+    again = runs.run_source(source=source)
+
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 25)
+    assert Paper.objects.count() == 25
+
+
+def test_the_next_run_pages_back_to_the_last_success_less_the_lookback(fake_arxiv, settings):
+    newest, oldest_wanted = (as_datetime(updated_of(fake_arxiv.entries[i])) for i in (10, 14))
+    settings.ARXIV_UPDATED_LOOKBACK_HOURS = (newest - oldest_wanted).total_seconds() / 3600
+    source = IngestSourceFactory(max_results=100, last_success_at=newest)
+
+    run = runs.run_source(source=source)
+
+    assert run.fetched == 15
+    assert stored_ids() == served_ids(fake_arxiv, 15)
+    assert len(fake_arxiv.requests) == 2
+
+
+def test_reaching_the_maximum_before_the_last_success_is_reported(fake_arxiv, settings):
+    settings.ARXIV_UPDATED_LOOKBACK_HOURS = 0
+    last_success = as_datetime(updated_of(fake_arxiv.entries[40]))
+    source = IngestSourceFactory(max_results=20, last_success_at=last_success)
+
+    run = runs.run_source(source=source)
+
+    assert run.status == IngestRun.Status.PARTIAL
+    assert "Stopped at the maximum of 20 results" in run.error
+    source.refresh_from_db()
+    assert source.last_success_at == run.started_at
+
+
+def test_a_fault_keeps_the_pages_before_it_and_the_next_run_completes(fake_arxiv):
+    source = IngestSourceFactory()
+    fake_arxiv.queue(Fault(), *[Fault(status=503)] * 4)
+
+    failed = runs.run_source(source=source)
+
+    assert failed.status == IngestRun.Status.PARTIAL
+    assert "HTTP 503" in failed.error
+    assert (failed.fetched, failed.created) == (10, 10)
+    assert stored_ids() == served_ids(fake_arxiv, 10)
+    source.refresh_from_db()
+    assert source.last_success_at is None
+
+    completed = runs.run_source(source=source)
+
+    assert completed.status == IngestRun.Status.SUCCEEDED
+    assert (completed.created, completed.unchanged) == (15, 10)
+    assert stored_ids() == served_ids(fake_arxiv, 25)
+
+
+def test_a_run_that_gets_nothing_fails_with_the_reason(fake_arxiv):
+    fake_arxiv.queue(*[Fault(truncate=True)] * 4)
+
+    run = runs.run_source(source=IngestSourceFactory())
+
+    assert run.status == IngestRun.Status.FAILED
+    assert "malformed XML" in run.error
+    assert Paper.objects.count() == 0
+
+
+def test_bad_entries_are_counted_and_listed_but_do_not_stop_the_run(fake_arxiv):
+    bad = fake_arxiv.entries[5]
+    fake_arxiv.entries[5] = bad[: bad.index("<title>")] + bad[bad.index("</title>") + 8 :]
+    source = IngestSourceFactory()
+
+    run = runs.run_source(source=source)
+
+    assert (run.status, run.fetched, run.created, run.skipped) == (
+        IngestRun.Status.PARTIAL,
+        25,
+        24,
+        1,
+    )
+    assert "Skipped 1 unreadable entries" in run.error
+    assert entry_id(bad) in run.error
+    source.refresh_from_db()
+    # Fetching it again would not mend the entry, so the run still counts as read through.
+    assert source.last_success_at == run.started_at
+
+
+def test_a_source_with_a_live_claim_is_already_running(fake_arxiv):
+    source = IngestSourceFactory(claimed_at=timezone.now(), claim_token="another-worker")
+
+    with pytest.raises(runs.AlreadyRunning):
+        runs.run_source(source=source)
+
+    assert fake_arxiv.requests == []
+    assert IngestRun.objects.count() == 0
+
+
+def test_a_stale_claim_is_taken_over_and_its_run_marked_interrupted(fake_arxiv, settings):
+    settings.INGEST_CLAIM_STALE_SECONDS = 60
+    source = IngestSourceFactory(
+        claimed_at=timezone.now() - datetime.timedelta(seconds=61), claim_token="killed-worker"
+    )
+    interrupted = IngestRun.objects.create(source=source, fetched=10, created=10)
+
+    run = runs.run_source(source=source)
+
+    assert run.status == IngestRun.Status.SUCCEEDED
+    interrupted.refresh_from_db()
+    assert interrupted.status == IngestRun.Status.PARTIAL
+    assert "Interrupted" in interrupted.error
+    assert interrupted.finished_at is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_workers_on_one_source_run_it_once(fake_arxiv):
+    source = IngestSourceFactory()
+    fake_arxiv.queue(Fault(delay=0.5))
+    outcomes = []
+
+    def worker() -> None:
+        try:
+            outcomes.append(runs.run_source(source=IngestSource.objects.get(pk=source.pk)).status)
+        except runs.AlreadyRunning:
+            outcomes.append("already running")
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=worker)
+    first.start()
+    time.sleep(0.2)
+    second = threading.Thread(target=worker)
+    second.start()
+    first.join(timeout=30)
+    second.join(timeout=30)
+
+    assert outcomes == ["already running", IngestRun.Status.SUCCEEDED]
+    assert IngestRun.objects.count() == 1
+    assert Paper.objects.count() == 25
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_whose_claim_was_taken_over_stops(fake_arxiv):
+    source = IngestSourceFactory()
+    fake_arxiv.queue(Fault(), Fault(delay=0.5))
+
+    def take_over() -> None:
+        time.sleep(0.2)
+        IngestSource.objects.filter(pk=source.pk).update(claim_token="a-later-worker")
+        connection.close()
+
+    thief = threading.Thread(target=take_over)
+    thief.start()
+    run = runs.run_source(source=source)
+    thief.join()
+
+    assert run.status == IngestRun.Status.PARTIAL
+    assert "another worker took it over" in run.error
+    source.refresh_from_db()
+    assert source.claim_token == "a-later-worker"
+    assert source.last_success_at is None
+
+
+def test_ingest_arxiv_runs_a_source_and_prints_its_counts(fake_arxiv, capsys):
+    IngestSourceFactory(name="Testing")
+
+    call_command("ingest_arxiv", "--source", "Testing")
+
+    assert "succeeded: fetched 25, created 25, updated 0, unchanged 0, skipped 0." in (
+        capsys.readouterr().out
+    )
+    assert Paper.objects.count() == 25
+
+
+def test_ingest_arxiv_runs_an_ad_hoc_query(fake_arxiv, capsys):
+    call_command("ingest_arxiv", "--query", "cat:cs.CL AND abs:reasoning", "--max", "12")
+
+    assert "fetched 12, created 12" in capsys.readouterr().out
+    assert fake_arxiv.requests[0].params["search_query"] == "cat:cs.CL AND abs:reasoning"
+    run = IngestRun.objects.get()
+    assert (run.source, run.query) == (None, "cat:cs.CL AND abs:reasoning")
+
+
+def test_ingest_arxiv_names_the_known_sources_for_an_unknown_one(fake_arxiv):
+    IngestSourceFactory(name="Reasoning")
+
+    with pytest.raises(
+        CommandError, match="No ingest source named 'Nope'. Known sources: Reasoning."
+    ):
+        call_command("ingest_arxiv", "--source", "Nope")
+
+
+def test_ingest_arxiv_through_every_fault_stores_each_paper_once(fake_arxiv, capsys):
+    IngestSourceFactory(name="Testing", max_results=60)
+    fake_arxiv.queue(
+        Fault(status=503, headers={"Retry-After": "0"}),
+        Fault(),
+        Fault(reset=True),
+        Fault(status=429),
+        Fault(delay=1),
+        Fault(),
+        Fault(empty=True),
+        Fault(truncate=True),
+        Fault(),
+    )
+
+    call_command("ingest_arxiv", "--source", "Testing")
+
+    assert "succeeded: fetched 60, created 60" in capsys.readouterr().out
+    assert stored_ids() == served_ids(fake_arxiv, 60)
+
+
+def test_ingest_arxiv_fails_loudly_when_arxiv_cannot_be_read(fake_arxiv, capsys):
+    IngestSourceFactory(name="Testing")
+    fake_arxiv.queue(*[Fault(status=503)] * 4)
+
+    with pytest.raises(CommandError, match="The run failed"):
+        call_command("ingest_arxiv", "--source", "Testing")
+
+    assert "HTTP 503" in capsys.readouterr().err
