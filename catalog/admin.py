@@ -5,6 +5,7 @@ from django.db.models import Count, Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 
 from catalog import arxiv_ids, services
+from catalog.enrichment.admin_actions import SUMMARY_ACTIONS, CuratorSummaryForm
 from catalog.models import (
     Author,
     Category,
@@ -99,6 +100,7 @@ class CodeLinkInline(admin.TabularInline):
 
 class SummaryInline(admin.StackedInline):
     model = Summary
+    form = CuratorSummaryForm
     extra = 0
     fields = [
         ("language", "kind", "status"),
@@ -154,7 +156,7 @@ class PaperAdmin(admin.ModelAdmin):
     autocomplete_fields = ["primary_category", "categories"]
     readonly_fields = ["listed_at", "author_names", "merged_into"]
     inlines = [PaperTagInline, CodeLinkInline, SummaryInline, PaperAuthorInline, PaperImageInline]
-    actions = ["add_tag", "remove_tag", "hide", "show"]
+    actions = ["add_tag", "remove_tag", "hide", "show", *SUMMARY_ACTIONS]
     fieldsets = [
         (None, {"fields": ["arxiv_id", "match_arxiv_id", "version", "title", "abstract"]}),
         ("Authors", {"fields": ["author_names"]}),
@@ -299,6 +301,7 @@ class AuthorAdmin(admin.ModelAdmin):
 
 @admin.register(Summary)
 class SummaryAdmin(admin.ModelAdmin):
+    form = CuratorSummaryForm
     list_display = [
         "paper",
         "language",

@@ -3,6 +3,7 @@ from io import StringIO
 import pytest
 from celery.exceptions import Retry
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from catalog.enrichment.base import SOURCE_LANGUAGE, Enrichment, EnrichmentUnavailable
 from catalog.enrichment.prompt import PROMPT_VERSION
@@ -298,3 +299,76 @@ def test_queue_summaries_regenerates_on_request(django_capture_on_commit_callbac
         queue_summaries(paper_ids=[paper.pk], regenerate=True)
 
     assert summaries(paper)["en", "summary"].backend == Summary.Backend.EXTRACTIVE
+
+
+def test_admin_generate_action_fills_in_missing_summaries(
+    admin_client, django_capture_on_commit_callbacks
+):
+    paper = PaperFactory(abstract=ABSTRACT)
+    kept = SummaryFactory(paper=paper, language="en", kind=Summary.Kind.SUMMARY, body="Old.")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            reverse("admin:catalog_paper_changelist"),
+            {"action": "generate_summaries", "_selected_action": [paper.pk]},
+            follow=True,
+        )
+
+    assert "Queued 1 papers for summaries." in response.content.decode()
+    stored = summaries(paper)
+    assert stored["en", "summary"].body == "Old." and stored["en", "summary"].pk == kept.pk
+    assert stored["en", "takeaways"].backend == Summary.Backend.EXTRACTIVE
+
+
+@pytest.mark.parametrize(
+    ("action", "curator_text_survives"),
+    [
+        ("regenerate_summaries", True),
+        ("regenerate_summaries_overwriting_curator_edits", False),
+    ],
+)
+def test_admin_regenerate_actions(
+    admin_client, django_capture_on_commit_callbacks, action, curator_text_survives
+):
+    paper = PaperFactory(abstract=ABSTRACT)
+    SummaryFactory(paper=paper, language="en", kind=Summary.Kind.SUMMARY, body="Old machine.")
+    SummaryFactory(
+        paper=paper,
+        language="en",
+        kind=Summary.Kind.TAKEAWAYS,
+        body="1. Mine.",
+        curator_edited=True,
+    )
+
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(
+            reverse("admin:catalog_paper_changelist"),
+            {"action": action, "_selected_action": [paper.pk]},
+        )
+
+    stored = summaries(paper)
+    assert stored["en", "summary"].body != "Old machine."
+    assert (stored["en", "takeaways"].body == "1. Mine.") is curator_text_survives
+
+
+def test_admin_edit_of_a_summary_text_marks_it_curator_edited(admin_client):
+    summary = SummaryFactory(language="en", kind=Summary.Kind.SUMMARY, body="Machine words.")
+    form = {
+        "paper": summary.paper_id,
+        "language": "en",
+        "kind": "summary",
+        "status": "published",
+        "backend": "llm",
+        "written_by": "test model",
+        "model_name": "",
+        "prompt_version": "",
+    }
+    url = reverse("admin:catalog_summary_change", args=[summary.pk])
+
+    admin_client.post(url, {**form, "body": "Machine words."})
+    summary.refresh_from_db()
+    assert (summary.status, summary.curator_edited) == ("published", False)
+
+    admin_client.post(url, {**form, "body": "A curator's words."})
+    summary.refresh_from_db()
+    assert (summary.body, summary.curator_edited) == ("A curator's words.", True)
