@@ -9,6 +9,7 @@ from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from catalog.models import NEWEST_FIRST, Category, Paper, Tag
 
@@ -21,7 +22,7 @@ class PaperFilterForm(forms.Form):
         cleaned = super().clean()
         start, end = cleaned.get("from"), cleaned.get("to")
         if start and end and start > end:
-            self.add_error("to", "The end date is before the start date.")
+            self.add_error("to", _("The end date is before the start date."))
             cleaned.pop("to", None)
             cleaned.pop("from", None)
         return cleaned
@@ -33,41 +34,41 @@ class PaperFilter(django_filters.FilterSet):
         to_field_name="slug",
         field_name="tags__slug",
         conjoined=True,
-        label="Tags",
+        label=_("Tags"),
     )
     category = django_filters.ModelMultipleChoiceFilter(
         queryset=Category.objects.all(),
         to_field_name="code",
         method="filter_categories",
-        label="Categories",
+        label=_("Categories"),
     )
     period = django_filters.ChoiceFilter(
         choices=[
-            ("1d", "Last day"),
-            ("7d", "Last 7 days"),
-            ("30d", "Last 30 days"),
-            ("365d", "Last year"),
+            ("1d", _("Last day")),
+            ("7d", _("Last 7 days")),
+            ("30d", _("Last 30 days")),
+            ("365d", _("Last year")),
         ],
         method="filter_period",
-        empty_label="Any time",
-        label="Period",
+        empty_label=_("Any time"),
+        label=_("Period"),
     )
     has_code = django_filters.ChoiceFilter(
-        choices=[("1", "With code")],
+        choices=[("1", _("With code"))],
         method="filter_has_code",
-        empty_label="With or without code",
-        label="Code",
+        empty_label=_("With or without code"),
+        label=_("Code"),
     )
     q = django_filters.CharFilter(
         method="filter_search",
-        label="Search",
+        label=_("Search"),
         max_length=MAX_QUERY_LENGTH,
     )
     sort = django_filters.ChoiceFilter(
-        choices=[("newest", "Newest"), ("relevance", "Relevance")],
+        choices=[("newest", _("Newest")), ("relevance", _("Relevance"))],
         method="filter_noop",
         empty_label=None,
-        label="Sort",
+        label=_("Sort"),
     )
 
     class Meta:
@@ -183,8 +184,8 @@ def start_of_day(day: datetime.date) -> datetime.datetime:
 # their public parameter names after the class is built. Both bounds are
 # inclusive days, compared as a timestamp range so the date index is usable.
 PaperFilter.base_filters["from"] = django_filters.DateFilter(
-    method="filter_from", label="From", widget=forms.DateInput(attrs={"type": "date"})
+    method="filter_from", label=_("From"), widget=forms.DateInput(attrs={"type": "date"})
 )
 PaperFilter.base_filters["to"] = django_filters.DateFilter(
-    method="filter_to", label="To", widget=forms.DateInput(attrs={"type": "date"})
+    method="filter_to", label=_("To"), widget=forms.DateInput(attrs={"type": "date"})
 )

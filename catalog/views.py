@@ -3,6 +3,8 @@ from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET
 
 from catalog import arxiv_ids
@@ -26,12 +28,17 @@ def paginate(items: QuerySet, raw_number: str | None) -> tuple[Page, str]:
     try:
         number = int(raw_number)
     except ValueError:
-        return paginator.page(1), "That is not a page number; showing the first page."
+        return paginator.page(1), _("That is not a page number; showing the first page.")
     if number < 1:
-        return paginator.page(1), "Pages start at 1; showing the first page."
+        return paginator.page(1), _("Pages start at 1; showing the first page.")
     if number > paginator.num_pages:
         last = paginator.num_pages
-        return paginator.page(last), f"There are only {last} pages; showing the last one."
+        note = ngettext(
+            "There is only %(count)d page; showing it.",
+            "There are only %(count)d pages; showing the last one.",
+            last,
+        )
+        return paginator.page(last), note % {"count": last}
     return paginator.page(number), ""
 
 

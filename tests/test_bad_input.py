@@ -17,7 +17,7 @@ def papers():
     ("query", "message"),
     [
         ("page=abc", "not a page number"),
-        ("page=99999", "only 1 pages"),
+        ("page=99999", "There is only 1 page"),
         ("page=-3", "Pages start at 1"),
         ("page=" + "9" * 5000, "not a page number"),
         ("from=2025-13-45", "Enter a valid date"),
