@@ -46,7 +46,9 @@ def subscribed_ids(*, user: AbstractBaseUser) -> dict[str, frozenset[int]]:
 
 
 def saved_paper_ids(*, user: AbstractBaseUser) -> frozenset[int]:
-    return frozenset(SavedPaper.objects.filter(user=user).values_list("paper_id", flat=True))
+    return frozenset(
+        SavedPaper.objects.filter(user=user).order_by().values_list("paper_id", flat=True)
+    )
 
 
 def subscription_target(*, kind: str, key: str) -> Tag | Category:
