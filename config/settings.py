@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "django_filters",
     "django_celery_beat",
+    "csp",
     "catalog",
     "ingest",
     "allauth",
@@ -45,6 +46,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -87,13 +89,21 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default="")
 if REDIS_URL:
+    # The cache only speeds things up: with Redis down, reads miss and writes
+    # are dropped (and logged) rather than failing the page.
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "django_redis.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "TIMEOUT": 300,
+            "OPTIONS": {
+                "IGNORE_EXCEPTIONS": True,
+                "SOCKET_CONNECT_TIMEOUT": 1,
+                "SOCKET_TIMEOUT": 1,
+            },
         }
     }
+    DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
@@ -154,6 +164,21 @@ SECURE_HSTS_PRELOAD = not DEBUG
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# The site's own templates use no inline script or style, and neither does the
+# admin; keep it so. Forms may post on to the OAuth providers' sign-in pages.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        # Preview images may come from a storage bucket's own domain.
+        "img-src": ["'self'", "data:", "https:"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'", "https://github.com", "https://accounts.google.com"],
+    }
+}
 
 # Links derived from an arXiv id, kept here so the patterns can change by setting.
 ARXIV_ABS_URL = env("ARXIV_ABS_URL", default="https://arxiv.org/abs/{id}")
@@ -201,6 +226,14 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A task published while Redis is briefly away (a restart, a failover) is
+# retried for about 15 seconds before the error reaches the caller.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 10,
+    "interval_start": 0,
+    "interval_step": 0.5,
+    "interval_max": 2,
+}
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = TIME_ZONE
 
@@ -272,8 +305,6 @@ PREVIEW_TIMEOUT = env.float("PREVIEW_TIMEOUT", default=60.0)
 PREVIEW_PAGE_WIDTH = env.int("PREVIEW_PAGE_WIDTH", default=1000)
 PREVIEW_MAX_FIGURES = env.int("PREVIEW_MAX_FIGURES", default=3)
 PREVIEW_FIGURE_PAGES = env.int("PREVIEW_FIGURE_PAGES", default=4)
-# A thumbnail of the first page beside each entry of the paper lists.
-PREVIEW_THUMBNAILS_IN_LISTS = env.bool("PREVIEW_THUMBNAILS_IN_LISTS", default=False)
 # Uploaded media (preview images) go to an S3-compatible bucket when one is named.
 STORAGE_BUCKET = env("STORAGE_BUCKET", default="")
 if STORAGE_BUCKET:

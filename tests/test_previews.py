@@ -9,6 +9,8 @@ import pytest
 from celery.exceptions import Retry
 from django.core.cache import cache
 from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from PIL import Image
 
 from catalog.enrichment.queue import queue_enrichment
@@ -299,3 +301,24 @@ def test_previews_are_not_queued_when_switched_off(
         queue_enrichment([paper.pk])
 
     assert pdf_server.requests == []
+
+
+def test_paper_page_shows_screenshots_without_extra_queries(pdf_server, client, settings):
+    settings.MEDIA_URL = "/media/"
+    bare, pictured = PaperFactory(), PaperFactory()
+    serve(pdf_server, pictured, make_pdf())
+    render("--paper", pictured.arxiv_id)
+
+    with CaptureQueriesContext(connection) as bare_queries:
+        bare_page = client.get(bare.get_absolute_url()).content.decode()
+    with CaptureQueriesContext(connection) as pictured_queries:
+        page = client.get(pictured.get_absolute_url()).content.decode()
+
+    assert len(pictured_queries) == len(bare_queries)
+    assert "Screenshots of the paper" not in bare_page
+    assert "Screenshots of the paper" in page
+    figure_1, figure_2, first_page = images(pictured)
+    assert page.index(first_page.image.url) < page.index(figure_1.image.url)
+    assert page.index(figure_1.image.url) < page.index(figure_2.image.url)
+    assert 'alt="The first page of the paper"' in page
+    assert page.count('alt="A figure from the paper"') == 2
