@@ -26,7 +26,7 @@ from catalog.models import (
     normalize_name,
     title_key,
 )
-from catalog.services import upsert_authors, upsert_categories
+from catalog.services import upsert_categories
 from ingest.records import ArxivRecord
 
 # The columns arXiv owns; everything else on a paper is the curators'.
@@ -87,7 +87,7 @@ def upsert_records(records: Sequence[ArxivRecord], *, tags: Sequence[Tag] = ()) 
         return result
     with transaction.atomic():
         # Sorted, so concurrent batches take unique-index locks in one order.
-        authors = _authors_by_key(sorted({name for r in latest for name in r.authors}))
+        authors = _authors_by_key({name for r in latest for name in r.authors})
         categories = upsert_categories(
             sorted({code for r in latest for code in (r.primary_category, *r.categories)})
         )
@@ -149,14 +149,34 @@ def _merged_moment(
     return given
 
 
-def _authors_by_key(names: list[str]) -> dict[str, Author]:
-    return {author.normalized_name: author for author in upsert_authors(names)}
+def _authors_by_key(names: set[str]) -> dict[str, tuple[int, str]]:
+    """(id, name) of the Author for each normalised name, created where missing.
+
+    Like catalog.services.upsert_authors, without a model instance per row:
+    a snapshot batch names some ten thousand authors. Rows go in sorted by
+    key, so concurrent batches take unique-index locks in one order.
+    """
+    spelled: dict[str, str] = {}
+    for name in sorted(names):
+        if cleaned := " ".join(name.split()):
+            spelled.setdefault(normalize_name(cleaned), cleaned)
+    keys = sorted(spelled)
+    _insert_rows(
+        Author,
+        [Author._meta.get_field("name"), Author._meta.get_field("normalized_name")],
+        [[spelled[key], key] for key in keys],
+        conflict_field="normalized_name",
+    )
+    rows = Author.objects.filter(normalized_name__in=keys).values_list(
+        "normalized_name", "pk", "name"
+    )
+    return {key: (pk, name) for key, pk, name in rows}
 
 
 def _upsert_round(
     records: list[ArxivRecord],
     *,
-    authors: dict[str, Author],
+    authors: dict[str, tuple[int, str]],
     categories: dict[str, Category],
     match_titles: bool,
     result: UpsertResult,
@@ -262,7 +282,7 @@ def _plan(
     record: ArxivRecord,
     paper: Paper | None,
     *,
-    authors: dict[str, Author],
+    authors: dict[str, tuple[int, str]],
     categories: dict[str, Category],
     links: dict[int, list[CodeLink]],
 ) -> _Planned:
@@ -281,7 +301,7 @@ def _plan(
         "title": record.title,
         "title_key": title_key(record.title),
         "abstract": record.abstract,
-        "author_names": ", ".join(author.name for author in ordered_authors),
+        "author_names": ", ".join(name for _, name in ordered_authors),
         "primary_category_id": categories[record.primary_category].pk
         if record.primary_category
         else None,
@@ -299,7 +319,7 @@ def _plan(
     return _Planned(
         record=record,
         values=values,
-        author_ids=[author.pk for author in ordered_authors],
+        author_ids=[pk for pk, _ in ordered_authors],
         category_ids=category_ids,
         code_urls={url: src for url, src in record.code_urls if url not in kept_elsewhere},
         paper=paper,
@@ -341,24 +361,10 @@ def _insert_papers(new: list[_Planned]) -> tuple[list[_Planned], list[ArxivRecor
         Paper(arxiv_id=planned.record.arxiv_id, added_at=now, **planned.values) for planned in new
     ]
     fields = [f for f in Paper._meta.concrete_fields if not f.primary_key and not f.generated]
-    quote = connection.ops.quote_name
-    columns = ", ".join(quote(f.column) for f in fields)
-    row = "(" + ", ".join(["%s"] * len(fields)) + ")"
-    inserted: dict[str, int] = {}
-    batch_size = connection.ops.bulk_batch_size(fields, papers)
-    with connection.cursor() as cursor:
-        for start in range(0, len(papers), batch_size):
-            chunk = papers[start : start + batch_size]
-            params = [
-                f.get_db_prep_save(f.pre_save(p, True), connection) for p in chunk for f in fields
-            ]
-            cursor.execute(
-                f"INSERT INTO {quote(Paper._meta.db_table)} ({columns})"  # noqa: S608
-                f" VALUES {', '.join([row] * len(chunk))}"
-                f" ON CONFLICT ({quote('arxiv_id')}) DO NOTHING RETURNING id, arxiv_id",
-                params,
-            )
-            inserted.update((arxiv_id, pk) for pk, arxiv_id in cursor.fetchall())
+    rows = [[f.get_db_prep_save(f.pre_save(p, True), connection) for f in fields] for p in papers]
+    inserted = dict(
+        _insert_rows(Paper, fields, rows, conflict_field="arxiv_id", returning=("arxiv_id", "id"))
+    )
     created, conflicting = [], []
     for planned, paper in zip(new, papers, strict=True):
         if paper.arxiv_id in inserted:
@@ -368,6 +374,51 @@ def _insert_papers(new: list[_Planned]) -> tuple[list[_Planned], list[ArxivRecor
         else:
             conflicting.append(planned.record)
     return created, conflicting
+
+
+def _insert_rows(
+    model,
+    fields: list,
+    rows: list[list],
+    *,
+    conflict_field: str | None = None,
+    returning: tuple[str, ...] = (),
+) -> list[tuple]:
+    """INSERT plain value rows, without model instances; a conflict on conflict_field skips.
+
+    On PostgreSQL the rows travel as one array per column (unnest), which
+    keeps a batch of thousands to a handful of parameters.
+    """
+    if not rows:
+        return []
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(f.column) for f in fields)
+    tail = ""
+    if conflict_field:
+        tail = f" ON CONFLICT ({quote(model._meta.get_field(conflict_field).column)}) DO NOTHING"
+    if returning:
+        tail += " RETURNING " + ", ".join(quote(model._meta.get_field(n).column) for n in returning)
+    table = quote(model._meta.db_table)
+    found: list[tuple] = []
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            arrays = ", ".join(f"%s::{f.db_type(connection)}[]" for f in fields)
+            cursor.execute(
+                f"INSERT INTO {table} ({columns}) SELECT * FROM unnest({arrays}){tail}",  # noqa: S608
+                [list(column) for column in zip(*rows, strict=True)],
+            )
+            return cursor.fetchall() if returning else []
+        batch_size = connection.ops.bulk_batch_size(fields, rows)
+        row = "(" + ", ".join(["%s"] * len(fields)) + ")"
+        for start in range(0, len(rows), batch_size):
+            chunk = rows[start : start + batch_size]
+            cursor.execute(
+                f"INSERT INTO {table} ({columns}) VALUES {', '.join([row] * len(chunk))}{tail}",  # noqa: S608
+                [value for values in chunk for value in values],
+            )
+            if returning:
+                found += cursor.fetchall()
+    return found
 
 
 def _replace_related(
@@ -397,17 +448,25 @@ def _replace_related(
     if stale_link_ids:
         CodeLink.objects.filter(pk__in=stale_link_ids).delete()
     stale_authors_set, stale_categories_set = set(stale_authors), set(stale_categories)
-    PaperAuthor.objects.bulk_create(
-        PaperAuthor(paper_id=p.paper.pk, author_id=author_id, position=position)
-        for p in written
-        if p.paper.pk in stale_authors_set
-        for position, author_id in enumerate(p.author_ids)
+    _insert_rows(
+        PaperAuthor,
+        [PaperAuthor._meta.get_field(name) for name in ("paper", "author", "position")],
+        [
+            [p.paper.pk, author_id, position]
+            for p in written
+            if p.paper.pk in stale_authors_set
+            for position, author_id in enumerate(p.author_ids)
+        ],
     )
-    PaperCategory.objects.bulk_create(
-        PaperCategory(paper_id=p.paper.pk, category_id=category_id)
-        for p in written
-        if p.paper.pk in stale_categories_set
-        for category_id in sorted(p.category_ids)
+    _insert_rows(
+        PaperCategory,
+        [PaperCategory._meta.get_field(name) for name in ("paper", "category")],
+        [
+            [p.paper.pk, category_id]
+            for p in written
+            if p.paper.pk in stale_categories_set
+            for category_id in sorted(p.category_ids)
+        ],
     )
     now = timezone.now()
     CodeLink.objects.bulk_create(
