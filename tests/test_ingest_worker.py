@@ -1,0 +1,136 @@
+"""A real Celery worker on the Redis broker runs the ingest task against the fake arXiv."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from celery import Celery
+from django.db import connection
+
+from catalog.models import Paper
+from ingest.models import IngestRun, IngestSource
+from ingest.tasks import ingest_source, reapply_tag_rules
+from tests.arxiv_server import Fault, entry_id, fake_arxiv_fixture  # noqa: F401
+from tests.ingest_factories import IngestSourceFactory
+
+BROKER_URL = "redis://127.0.0.1:6379/5"
+PROJECT = Path(__file__).resolve().parent.parent
+CLAIM_STALE_SECONDS = 2
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def broker() -> Iterator[Celery]:
+    redis.Redis.from_url(BROKER_URL).flushdb()
+    producer = Celery("papershelf-test", broker=BROKER_URL)
+    yield producer
+    producer.close()
+    redis.Redis.from_url(BROKER_URL).flushdb()
+
+
+@pytest.fixture
+def start_worker(fake_arxiv) -> Iterator[Callable[[], subprocess.Popen]]:
+    db = connection.settings_dict
+    password = f":{db['PASSWORD']}" if db["PASSWORD"] else ""
+    env = os.environ | {
+        # The worker sees the database this test writes to, not the default one.
+        "DATABASE_URL": f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "REDIS_URL": BROKER_URL,
+        "ARXIV_API_URL": fake_arxiv.url,
+        "ARXIV_DELAY_SECONDS": "0",
+        "ARXIV_PAGE_SIZE": "10",
+        "ARXIV_REQUEST_TIMEOUT": "60",
+        "INGEST_CLAIM_STALE_SECONDS": str(CLAIM_STALE_SECONDS),
+        "DEBUG": "1",
+        "SECRET_KEY": "worker-test-key",
+    }
+    env.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    workers: list[subprocess.Popen] = []
+
+    def start() -> subprocess.Popen:
+        command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo"]
+        command += ["--without-gossip", "--without-mingle", "--loglevel=info"]
+        worker = subprocess.Popen(
+            command, cwd=PROJECT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        workers.append(worker)
+        return worker
+
+    yield start
+    for worker in workers:
+        if worker.poll() is None:
+            worker.terminate()
+            try:
+                worker.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait()
+
+
+def wait_for(condition: Callable[[], bool], *, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {condition.__doc__ or condition}")
+        time.sleep(0.1)
+
+
+def test_tasks_are_acknowledged_late():
+    assert ingest_source.acks_late
+    assert reapply_tag_rules.acks_late
+
+
+def test_a_worker_killed_mid_run_loses_nothing_and_the_next_run_completes(
+    fake_arxiv, broker, start_worker
+):
+    source = IngestSourceFactory(max_results=40)
+    # Two pages arrive, then the third hangs until the worker is killed.
+    fake_arxiv.queue(Fault(), Fault(), Fault(delay=30))
+    worker = start_worker()
+
+    broker.send_task("ingest.tasks.ingest_source", kwargs={"source_id": source.pk})
+
+    def two_pages_stored_and_third_requested() -> bool:
+        return Paper.objects.count() == 20 and len(fake_arxiv.requests) == 3
+
+    wait_for(two_pages_stored_and_third_requested)
+    worker.send_signal(signal.SIGKILL)
+    worker.wait(timeout=10)
+
+    killed = IngestRun.objects.get()
+    assert (killed.status, killed.fetched, killed.created) == (IngestRun.Status.RUNNING, 20, 20)
+    assert sorted(Paper.objects.values_list("arxiv_id", flat=True)) == sorted(
+        entry_id(e) for e in fake_arxiv.entries[:20]
+    )
+    assert IngestSource.objects.get().claimed_at is not None
+
+    # The dead worker's claim goes stale; the next run takes over and finishes.
+    time.sleep(CLAIM_STALE_SECONDS + 0.5)
+    start_worker()
+    broker.send_task("ingest.tasks.ingest_source", kwargs={"source_id": source.pk})
+
+    def second_run_finished() -> bool:
+        return IngestRun.objects.exclude(pk=killed.pk).exclude(status="running").exists()
+
+    wait_for(second_run_finished)
+    completed = IngestRun.objects.exclude(pk=killed.pk).get()
+    assert (completed.status, completed.created, completed.unchanged) == (
+        IngestRun.Status.SUCCEEDED,
+        20,
+        20,
+    )
+    stored = list(Paper.objects.values_list("arxiv_id", flat=True))
+    assert sorted(stored) == sorted(entry_id(e) for e in fake_arxiv.entries[:40])
+    killed.refresh_from_db()
+    assert killed.status == IngestRun.Status.PARTIAL
+    assert "Interrupted" in killed.error
+    source.refresh_from_db()
+    assert source.claimed_at is None
+    assert source.last_success_at == completed.started_at
