@@ -7,6 +7,7 @@ from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils.feedgenerator import Rss201rev2Feed, SyndicationFeed
+from django.utils.html import escape
 
 from accounts import selectors
 from accounts.models import Profile
@@ -34,7 +35,8 @@ class PaperFeed(Feed):
         return paper.title
 
     def item_description(self, paper: Paper) -> str:
-        return paper.abstract
+        # Feed readers show the description as HTML; the abstract is plain text.
+        return escape(paper.abstract)
 
     def item_link(self, paper: Paper) -> str:
         return paper.get_absolute_url()
