@@ -8,7 +8,6 @@ line number and counted, never fatal.
 import datetime
 import email.utils
 import gzip
-import importlib.util
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -22,6 +21,7 @@ from catalog import arxiv_ids
 from catalog.code_links import extract_code_urls
 from ingest.models import IngestRun
 from ingest.records import ArxivRecord
+from ingest.tagging import apply_tag_rules
 from ingest.upsert import UpsertResult, upsert_records
 
 BATCH_SIZE = 2000
@@ -259,9 +259,7 @@ def _store(run: IngestRun, batch: list[ArxivRecord]) -> None:
 
 def tag_stored_papers(stored: UpsertResult) -> None:
     """Apply the automatic tag rules to the papers just created or changed."""
-    if stored.paper_ids and importlib.util.find_spec("ingest.tagging"):
-        from ingest.tagging import apply_tag_rules
-
+    if stored.paper_ids:
         apply_tag_rules(paper_ids=stored.paper_ids)
 
 

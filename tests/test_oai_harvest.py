@@ -13,8 +13,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from catalog.models import Paper
-from ingest.models import IngestRun, OaiHarvest
+from ingest.models import IngestRun, OaiHarvest, TagRule
 from ingest.oai import HarvestError, OaiClient, harvest
+from tests.factories import TagFactory
 
 DATA = Path(__file__).parent / "data" / "oai"
 PAGE1, PAGE2 = (DATA / "page1.xml").read_bytes(), (DATA / "page2.xml").read_bytes()
@@ -261,3 +262,14 @@ def test_command_rejects_a_bad_period():
         call_command("harvest_oai", "--from", "2025-05-02", "--until", "2025-05-01")
     with pytest.raises(CommandError, match="not a date"):
         call_command("harvest_oai", "--from", "May 1st")
+
+
+@pytest.mark.django_db
+def test_harvested_papers_get_the_tags_of_matching_rules(oai_server):
+    tag = TagFactory(name="Test_Time_Scaling")
+    TagRule.objects.create(tag=tag, keywords="test-time")
+    oai_server.script.extend([ok(PAGE1), ok(PAGE2)])
+
+    harvest(from_date=MAY_21, client=oai_server.client)
+
+    assert list(tag.papers.values_list("arxiv_id", flat=True)) == ["2505.16001"]

@@ -8,7 +8,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from catalog.models import Paper
-from ingest.models import IngestRun
+from ingest.models import IngestRun, TagRule
+from tests.factories import TagFactory
 
 SAMPLE = Path(__file__).parent / "data" / "snapshot" / "sample.jsonl"
 UTC = datetime.UTC
@@ -126,3 +127,13 @@ def test_bad_arguments_get_a_clear_message(arguments, message):
     with pytest.raises(CommandError, match=message):
         import_snapshot(*arguments)
     assert not IngestRun.objects.exists()
+
+
+@pytest.mark.django_db
+def test_imported_papers_get_the_tags_of_matching_rules():
+    tag = TagFactory(name="R1_Reasoning")
+    TagRule.objects.create(tag=tag, keywords="reasoning models", categories="cs.CL")
+
+    import_snapshot(str(SAMPLE))
+
+    assert list(tag.papers.values_list("arxiv_id", flat=True)) == ["2501.12948"]
