@@ -8,7 +8,7 @@ PORT ?= 8000
 
 export DEBUG ?= 1
 
-.PHONY: run test lint format migrate demo worker beat clean
+.PHONY: run test lint format migrate demo worker beat clean bench-import
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ worker: $(VENV)/.installed
 
 beat: $(VENV)/.installed
 	$(BIN)/celery -A config beat --loglevel=info
+
+# Snapshot import speed against a raw COPY, in a scratch database (see BENCHMARKS.md).
+bench-import: $(VENV)/.installed
+	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/python -m bench.snapshot_import
 
 clean:
 	rm -rf $(VENV) db.sqlite3 .smoke.sqlite3 staticfiles

@@ -1,0 +1,285 @@
+"""Benchmark of the metadata snapshot import against a raw COPY of the same rows.
+
+    python -m bench.snapshot_import [--records 50000]
+
+Writes a synthetic snapshot of realistic shape, imports it into a fresh
+PostgreSQL database (created beside DATABASE_URL's, migrated, dropped
+afterwards), and COPYs the same rows into a plain table for comparison.
+"""
+
+import argparse
+import datetime
+import email.utils
+import json
+import os
+import random
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+import environ
+import psycopg
+
+BENCH_DATABASE = "papershelf_bench"
+CATEGORIES = [
+    "cs.CL",
+    "cs.LG",
+    "cs.AI",
+    "cs.CV",
+    "cs.IR",
+    "cs.RO",
+    "cs.NE",
+    "cs.SE",
+    "cs.CR",
+    "cs.DC",
+    "stat.ML",
+    "math.OC",
+    "math.ST",
+    "math.PR",
+    "physics.comp-ph",
+    "quant-ph",
+    "eess.AS",
+    "eess.IV",
+    "q-bio.NC",
+    "econ.EM",
+    "hep-th",
+    "hep-ph",
+    "astro-ph.CO",
+]
+WORDS = [
+    "model",
+    "language",
+    "reasoning",
+    "training",
+    "data",
+    "learning",
+    "neural",
+    "network",
+    "attention",
+    "transformer",
+    "graph",
+    "optimal",
+    "policy",
+    "reward",
+    "benchmark",
+    "evaluation",
+    "robust",
+    "efficient",
+    "sparse",
+    "scaling",
+    "inference",
+    "representation",
+    "generative",
+    "diffusion",
+    "retrieval",
+    "agent",
+    "theorem",
+    "bound",
+    "convergence",
+    "estimator",
+    "quantum",
+    "field",
+    "energy",
+    "spectrum",
+    "sample",
+    "gradient",
+    "loss",
+    "token",
+    "context",
+    "memory",
+    "vision",
+    "speech",
+]
+FIRST = [
+    "Wei",
+    "Anna",
+    "Jose",
+    "Maria",
+    "Li",
+    "Ahmed",
+    "Olga",
+    "Kenji",
+    "Priya",
+    "Lucas",
+    "Emma",
+    "Chen",
+    "Sara",
+    "Ivan",
+    "Yuki",
+]
+LAST = [
+    "Zhang",
+    "Smith",
+    "Garcia",
+    "Müller",
+    "Kim",
+    "Nguyen",
+    "Rossi",
+    "Patel",
+    "Ivanov",
+    "Tanaka",
+    "Silva",
+    "Chen",
+    "Brown",
+]
+
+
+def sentence(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize() + "."
+
+
+def synthetic_entry(rng: random.Random, n: int) -> dict:
+    first_day = datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC) + datetime.timedelta(
+        minutes=17 * n
+    )
+    versions = [
+        {
+            "version": f"v{v + 1}",
+            "created": email.utils.format_datetime(first_day + datetime.timedelta(days=40 * v)),
+        }
+        for v in range(rng.choice((1, 1, 1, 2, 2, 3)))
+    ]
+    # Names drawn from a pool about as large as the record count, so authors repeat.
+    authors = [
+        [
+            f"{rng.choice(LAST)}{rng.randrange(max(1, n // 4 + 50))}",
+            f"{rng.choice(FIRST)} {chr(65 + rng.randrange(26))}.",
+            "",
+        ]
+        for _ in range(rng.randint(1, 9))
+    ]
+    title = sentence(rng, rng.randint(6, 14))
+    abstract = "\n".join(sentence(rng, rng.randint(12, 25)) for _ in range(rng.randint(5, 9)))
+    comment = rng.choice(
+        ("", "12 pages, 4 figures", f"Code: https://github.com/lab{n % 997}/project{n}")
+    )
+    return {
+        "id": f"{24 + n // 99999}{(n // 99999) % 12 + 1:02d}.{n % 99999 + 1:05d}",
+        "submitter": " ".join(authors[0][1::-1]),
+        "authors": ", ".join(f"{a[1]} {a[0]}" for a in authors),
+        "title": title[: len(title) // 2] + "\n  " + title[len(title) // 2 :],
+        "comments": comment or None,
+        "journal-ref": None,
+        "doi": f"10.1000/bench.{n}" if n % 5 == 0 else None,
+        "report-no": None,
+        "categories": " ".join(rng.sample(CATEGORIES, rng.randint(1, 3))),
+        "license": "http://creativecommons.org/licenses/by/4.0/",
+        "abstract": "  " + abstract + "\n",
+        "versions": versions,
+        "update_date": (first_day + datetime.timedelta(days=40 * (len(versions) - 1)))
+        .date()
+        .isoformat(),
+        "authors_parsed": authors,
+    }
+
+
+def write_snapshot(path: Path, records: int) -> None:
+    rng = random.Random(20240101)
+    with path.open("w", encoding="utf-8") as out:
+        for n in range(records):
+            out.write(json.dumps(synthetic_entry(rng, n), ensure_ascii=False) + "\n")
+
+
+def raw_copy(conninfo: str, path: Path) -> float:
+    """Seconds to read the file and COPY its rows into a plain table."""
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute(
+            "CREATE TABLE bench_raw (arxiv_id text, title text, abstract text, authors text,"
+            " categories text, comments text, doi text, versions jsonb, update_date date)"
+        )
+        started = time.perf_counter()
+        with (
+            conn.cursor() as cursor,
+            cursor.copy(
+                "COPY bench_raw (arxiv_id, title, abstract, authors, categories, comments, doi,"
+                " versions, update_date) FROM STDIN"
+            ) as copy,
+            path.open("rb") as lines,
+        ):
+            for line in lines:
+                entry = json.loads(line)
+                copy.write_row(
+                    (
+                        entry["id"],
+                        entry["title"],
+                        entry["abstract"],
+                        entry["authors"],
+                        entry["categories"],
+                        entry["comments"],
+                        entry["doi"],
+                        json.dumps(entry["versions"]),
+                        entry["update_date"],
+                    )
+                )
+        return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=50_000)
+    options = parser.parse_args()
+
+    base = environ.Env.db_url_config(
+        os.environ.get("DATABASE_URL", "postgres://root@127.0.0.1:5432/papershelf")
+    )
+    server = {k: base[k] for k in ("HOST", "PORT", "USER", "PASSWORD") if base.get(k)}
+    admin_conninfo = psycopg.conninfo.make_conninfo(
+        dbname="postgres",
+        host=server.get("HOST"),
+        port=server.get("PORT"),
+        user=server.get("USER"),
+        password=server.get("PASSWORD"),
+    )
+    bench_conninfo = psycopg.conninfo.make_conninfo(admin_conninfo, dbname=BENCH_DATABASE)
+    user = f"{server['USER']}@" if server.get("USER") else ""
+    os.environ["DATABASE_URL"] = (
+        f"postgres://{user}{server.get('HOST', '')}:{server.get('PORT', 5432)}/{BENCH_DATABASE}"
+    )
+    os.environ.setdefault("DEBUG", "1")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+    with tempfile.TemporaryDirectory() as workdir:
+        snapshot = Path(workdir) / "snapshot.jsonl"
+        write_snapshot(snapshot, options.records)
+        size_mb = snapshot.stat().st_size / 1e6
+        with psycopg.connect(admin_conninfo, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE}")
+            admin.execute(f"CREATE DATABASE {BENCH_DATABASE}")
+        try:
+            import django
+            from django.core.management import call_command
+            from django.db import connections
+
+            django.setup()
+            call_command("migrate", verbosity=0)
+            from ingest.snapshot import import_snapshot
+
+            rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            started = time.perf_counter()
+            run = import_snapshot(path=snapshot)
+            import_seconds = time.perf_counter() - started
+            rss_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            connections.close_all()
+            copy_seconds = raw_copy(bench_conninfo, snapshot)
+        finally:
+            with psycopg.connect(admin_conninfo, autocommit=True) as admin:
+                admin.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
+
+    import_rate = options.records / import_seconds
+    copy_rate = options.records / copy_seconds
+    print(f"records:            {options.records} ({size_mb:.0f} MB of JSON lines)")
+    print(f"stored:             {run.created} created, {run.skipped} skipped")
+    print(f"import:             {import_seconds:.1f} s, {import_rate:,.0f} records/s")
+    print(f"raw COPY:           {copy_seconds:.1f} s, {copy_rate:,.0f} records/s")
+    print(f"import / raw COPY:  {import_rate / copy_rate:.2f}")
+    print(f"peak RSS:           {rss_peak:.0f} MB (before the import: {rss_before:.0f} MB)")
+    print(f"machine:            {os.cpu_count()} cores, {_memory_gb():.0f} GB memory")
+
+
+def _memory_gb() -> float:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1e9
+
+
+if __name__ == "__main__":
+    main()
