@@ -111,7 +111,6 @@ class ArxivClient(arxiv.Client):
                 wait = self._wait_before_retry(attempt, retry_after=err.retry_after)
                 logger.warning("arXiv request failed (%s); retrying in %.1f s", err, wait)
                 time.sleep(wait)
-        raise AssertionError("unreachable")
 
     def _wait_before_retry(self, attempt: int, *, retry_after: float | None) -> float:
         backoff = self.retry_base_wait * 2**attempt
@@ -120,7 +119,10 @@ class ArxivClient(arxiv.Client):
 
     def _fetch_page(self, url: str, *, first_page: bool) -> _feed.ParsedFeed:
         logger.info("Requesting %s", url)
-        with request_slot(delay_seconds=self.delay_seconds):
+        # Others' turns are bounded by their own timeouts; waiting longer than a
+        # few of them means something is wedged, which a retry reports in time.
+        max_wait = 4 * (self.timeout + self.delay_seconds)
+        with request_slot(delay_seconds=self.delay_seconds, max_wait=max_wait):
             status, headers, content = self._get(url)
         if status in RETRY_STATUSES:
             raise _Retryable(f"HTTP {status}", retry_after=parse_retry_after(headers))
@@ -147,13 +149,12 @@ class ArxivClient(arxiv.Client):
 
 
 @contextmanager
-def request_slot(*, delay_seconds: float) -> Iterator[None]:
+def request_slot(*, delay_seconds: float, max_wait: float) -> Iterator[None]:
     """Hold the one arXiv connection, and keep it until the delay has passed."""
     with _process_lock:
         shared = connection.vendor == "postgresql"
         if shared:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_lock(%s)", [REQUEST_LOCK_KEY])
+            _take_request_lock(max_wait=max_wait)
         try:
             yield
         finally:
@@ -161,6 +162,18 @@ def request_slot(*, delay_seconds: float) -> Iterator[None]:
             if shared:
                 with connection.cursor() as cursor:
                     cursor.execute("SELECT pg_advisory_unlock(%s)", [REQUEST_LOCK_KEY])
+
+
+def _take_request_lock(*, max_wait: float) -> None:
+    deadline = time.monotonic() + max_wait
+    with connection.cursor() as cursor:
+        while True:
+            cursor.execute("SELECT pg_try_advisory_lock(%s)", [REQUEST_LOCK_KEY])
+            if cursor.fetchone()[0]:
+                return
+            if time.monotonic() > deadline:
+                raise _Retryable(f"another process held the arXiv connection over {max_wait} s")
+            time.sleep(0.05)
 
 
 def parse_retry_after(headers: requests.structures.CaseInsensitiveDict) -> float | None:

@@ -1,7 +1,9 @@
 import datetime
+import email.utils
 import itertools
 import threading
 import time
+from collections.abc import Iterator
 
 import psycopg
 import pytest
@@ -13,6 +15,7 @@ from ingest.arxiv_api import (
     FetchError,
     SkippedEntry,
     fetch_updated,
+    parse_retry_after,
 )
 from ingest.records import ArxivRecord
 from tests.arxiv_server import (
@@ -84,7 +87,7 @@ def test_record_fields_come_from_the_entry(fake_arxiv):
     assert new_style.abstract.startswith("What is the funniest number in cryptography? 0.")
     assert "\n" not in new_style.abstract
     old_style = records["astro-ph/0601001"]
-    assert old_style.version is not None
+    assert old_style.version == 1
     assert old_style.primary_category == "astro-ph"
 
 
@@ -246,13 +249,19 @@ def test_concurrent_fetches_use_one_connection_at_a_time(fake_arxiv, settings):
     assert fake_arxiv.max_concurrent == 1
 
 
+@pytest.fixture
+def other_process_connection() -> Iterator[psycopg.Connection]:
+    params = connection.get_connection_params()
+    params.pop("cursor_factory", None)
+    with psycopg.connect(**params, autocommit=True) as other:
+        yield other
+
+
 @pytest.mark.django_db(transaction=True)
-def test_a_request_waits_while_another_process_holds_the_arxiv_connection(fake_arxiv):
-    other_process = psycopg.connect(
-        **{k: v for k, v in connection.get_connection_params().items() if k != "cursor_factory"},
-        autocommit=True,
-    )
-    other_process.execute("SELECT pg_advisory_lock(%s)", [REQUEST_LOCK_KEY])
+def test_a_request_waits_while_another_process_holds_the_arxiv_connection(
+    fake_arxiv, other_process_connection
+):
+    other_process_connection.execute("SELECT pg_advisory_lock(%s)", [REQUEST_LOCK_KEY])
     results = []
 
     def fetch_and_close() -> None:
@@ -265,7 +274,27 @@ def test_a_request_waits_while_another_process_holds_the_arxiv_connection(fake_a
     thread.start()
     time.sleep(0.5)
     assert fake_arxiv.requests == []
-    other_process.close()
+    other_process_connection.execute("SELECT pg_advisory_unlock(%s)", [REQUEST_LOCK_KEY])
     thread.join(timeout=10)
 
     assert len(results) == 5
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_wedged_holder_of_the_arxiv_connection_is_reported_not_waited_for(
+    fake_arxiv, other_process_connection, settings
+):
+    settings.ARXIV_REQUEST_TIMEOUT = 0.1
+    other_process_connection.execute("SELECT pg_advisory_lock(%s)", [REQUEST_LOCK_KEY])
+
+    with pytest.raises(FetchError, match="another process held the arXiv connection"):
+        fetch()
+    assert fake_arxiv.requests == []
+
+
+def test_retry_after_may_be_a_date():
+    in_a_minute = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=60)
+
+    wait = parse_retry_after({"Retry-After": email.utils.format_datetime(in_a_minute)})
+
+    assert 55 < wait <= 60
