@@ -1,7 +1,7 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -25,7 +25,8 @@ def _button_response(
         next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     ):
         next_url = fallback_url
-    return redirect(next_url)
+    # Not redirect(): it would take a `next` like "feed" for a view name to reverse.
+    return HttpResponseRedirect(next_url)
 
 
 @require_POST
