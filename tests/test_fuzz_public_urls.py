@@ -1,0 +1,236 @@
+"""Generated query strings and form posts against every public URL: never a 5xx.
+
+About 5,000 generated requests in all (the max_examples below add up to it);
+`--hypothesis-show-statistics` prints how many each test ran.
+"""
+
+import re
+from urllib.parse import quote
+
+import pytest
+from django.core.cache import cache
+from django.test import Client
+from django.urls import URLResolver, get_resolver
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.accounts_factories import SubscriptionFactory, UserFactory
+from tests.factories import CategoryFactory, CodeLinkFactory, PaperFactory, TagFactory
+
+pytestmark = pytest.mark.django_db
+
+# Strings that have broken parsers before: SQL and tsquery syntax, markup,
+# dates and numbers out of range, odd whitespace, a NUL, very long input.
+NASTY = [
+    "",
+    " ",
+    "'",
+    '"',
+    "' OR 1=1 --",
+    "a & | ! ( ) : * <-> b",
+    "<script>alert(1)</script>",
+    "%",
+    "%00",
+    "\x00",
+    "\t\n\r",
+    "../../etc/passwd",
+    "2025-13-45",
+    "0000-00-00",
+    "9999-12-31",
+    "-1",
+    "0",
+    "1e309",
+    "9" * 40,
+    "NaN",
+    "😀",
+    "\u202e\u200b",
+    "x" * 5000,
+    "https://evil.example/",
+    "//evil.example",
+    "reasoning",
+    "cs.CL",
+    "2505.10001",
+    "2505.10001v2",
+    "hep-ex/0406020",
+    "7d",
+    "relevance",
+]
+text = st.one_of(
+    st.sampled_from(NASTY),
+    st.text(st.characters(exclude_categories=("Cs",)), max_size=60),
+)
+LIST_PARAMS = ["q", "tag", "category", "period", "sort", "has_code", "from", "to", "page"]
+query = st.lists(st.tuples(st.one_of(st.sampled_from(LIST_PARAMS), text), text), max_size=8)
+path_value = {
+    "int": st.one_of(st.integers(min_value=0, max_value=10**30), st.sampled_from(["1", "2"])),
+    "slug": st.one_of(
+        st.sampled_from(["reasoning", "agents"]), st.from_regex(r"[-a-zA-Z0-9_]+", fullmatch=True)
+    ),
+    "text": text.filter(bool),
+}
+
+# Each public route and what its parameters are: ("int" | "slug" | "text").
+# Routes with a regex (allauth's) are listed by the path they answer to.
+GET_ROUTES = {
+    "": "/",
+    "papers/<path:arxiv_id>/": "/papers/{text}/",
+    "p/<int:pk>/": "/p/{int}/",
+    "tags/": "/tags/",
+    "tags/<slug:slug>/": "/tags/{slug}/",
+    "categories/": "/categories/",
+    "categories/<str:code>/": "/categories/{text}/",
+    "healthz": "/healthz",
+    "feed/": "/feed/",
+    "saved/": "/saved/",
+    "accounts/subscriptions/": "/accounts/subscriptions/",
+    "feeds/latest.rss": "/feeds/latest.rss",
+    "feeds/latest.atom": "/feeds/latest.atom",
+    "feeds/search.rss": "/feeds/search.rss",
+    "feeds/search.atom": "/feeds/search.atom",
+    "feeds/tags/<slug:slug>.rss": "/feeds/tags/{slug}.rss",
+    "feeds/tags/<slug:slug>.atom": "/feeds/tags/{slug}.atom",
+    "feeds/categories/<str:code>.rss": "/feeds/categories/{text}.rss",
+    "feeds/categories/<str:code>.atom": "/feeds/categories/{text}.atom",
+    "feeds/private/<str:token>.rss": "/feeds/private/{text}.rss",
+    "feeds/private/<str:token>.atom": "/feeds/private/{text}.atom",
+    "digests/unsubscribe/<str:token>/": "/digests/unsubscribe/{text}/",
+    "accounts/login/": "/accounts/login/",
+    "accounts/signup/": "/accounts/signup/",
+    "accounts/inactive/": "/accounts/inactive/",
+    "accounts/confirm-email/": "/accounts/confirm-email/",
+    "accounts/^confirm-email/(?P<key>[-:\\w]+)/$": "/accounts/confirm-email/{slug}/",
+    "accounts/password/reset/": "/accounts/password/reset/",
+    "accounts/password/reset/done/": "/accounts/password/reset/done/",
+    "accounts/password/reset/key/done/": "/accounts/password/reset/key/done/",
+    "accounts/^password/reset/key/(?P<uidb36>[0-9A-Za-z]+)-(?P<key>.+)/$": (
+        "/accounts/password/reset/key/{slug}-{text}/"
+    ),
+    "accounts/login/code/confirm/": "/accounts/login/code/confirm/",
+    "accounts/email/": "/accounts/email/",
+    "accounts/password/change/": "/accounts/password/change/",
+    "accounts/password/set/": "/accounts/password/set/",
+    "accounts/reauthenticate/": "/accounts/reauthenticate/",
+    "accounts/reauthenticate/code/": "/accounts/reauthenticate/code/",
+    "accounts/reauthenticate/code/confirm/": "/accounts/reauthenticate/code/confirm/",
+    "accounts/3rdparty/": "/accounts/3rdparty/",
+    "accounts/3rdparty/login/cancelled/": "/accounts/3rdparty/login/cancelled/",
+    "accounts/3rdparty/login/error/": "/accounts/3rdparty/login/error/",
+    "accounts/3rdparty/signup/": "/accounts/3rdparty/signup/",
+    "accounts/social/login/cancelled/": "/accounts/social/login/cancelled/",
+    "accounts/social/login/error/": "/accounts/social/login/error/",
+    "accounts/social/signup/": "/accounts/social/signup/",
+    "accounts/social/connections/": "/accounts/social/connections/",
+}
+# The forms a visitor can post, with the fields each form reads.
+POST_FORMS = {
+    "i18n/setlang/": ("/i18n/setlang/", ["language", "next"]),
+    "saved/<int:paper_id>/save/": ("/saved/{int}/save/", ["next"]),
+    "saved/<int:paper_id>/unsave/": ("/saved/{int}/unsave/", ["next"]),
+    "tags/<slug:key>/subscribe/": ("/tags/{slug}/subscribe/", ["next", "style"]),
+    "tags/<slug:key>/unsubscribe/": ("/tags/{slug}/unsubscribe/", ["next", "style"]),
+    "categories/<str:key>/subscribe/": ("/categories/{text}/subscribe/", ["next", "style"]),
+    "categories/<str:key>/unsubscribe/": ("/categories/{text}/unsubscribe/", ["next", "style"]),
+    "accounts/subscriptions/": ("/accounts/subscriptions/", ["digest_frequency"]),
+    "accounts/feed-token/": ("/accounts/feed-token/", []),
+    "digests/unsubscribe/<str:token>/": ("/digests/unsubscribe/{text}/", []),
+    "accounts/login/": ("/accounts/login/", ["login", "password", "remember", "next"]),
+    "accounts/signup/": ("/accounts/signup/", ["email", "password1", "password2"]),
+    "accounts/password/reset/": ("/accounts/password/reset/", ["email"]),
+    "accounts/logout/": ("/accounts/logout/", ["next"]),
+}
+PLACEHOLDER = re.compile(r"\{(int|slug|text)\}")
+
+
+def fuzz(examples: int) -> settings:
+    # The catalog fixture is shared by all examples of a test, which only read it.
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+
+
+def public_routes() -> set[str]:
+    def walk(resolver: URLResolver, prefix: str = ""):
+        for pattern in resolver.url_patterns:
+            if isinstance(pattern, URLResolver):
+                yield from walk(pattern, prefix + str(pattern.pattern))
+            else:
+                yield prefix + str(pattern.pattern)
+
+    return {route for route in walk(get_resolver()) if not route.startswith("admin/")}
+
+
+@st.composite
+def url(draw, template: str) -> str:
+    return PLACEHOLDER.sub(lambda m: quote(str(draw(path_value[m.group(1)])), safe=""), template)
+
+
+@pytest.fixture
+def catalog():
+    cache.clear()
+    reasoning = TagFactory(name="Reasoning", slug="reasoning")
+    TagFactory(name="Agents", slug="agents")
+    category = CategoryFactory(code="cs.CL")
+    papers = [PaperFactory(tags=[reasoning], categories=[category]) for _ in range(3)]
+    CodeLinkFactory(paper=papers[0])
+    yield papers
+    cache.clear()
+
+
+@pytest.fixture
+def reader_client():
+    reader = UserFactory()
+    SubscriptionFactory(user=reader, tag=TagFactory(name="Followed", slug="followed"))
+    client = Client(raise_request_exception=False)
+    client.force_login(reader)
+    return client
+
+
+def assert_no_server_error(response, method: str, path: str, data) -> None:
+    assert response.status_code < 500, f"{method} {path} {data!r} -> {response.status_code}"
+
+
+def test_every_public_route_is_fuzzed():
+    # A new URL fails this until it is added to the tables above.
+    assert public_routes() == set(GET_ROUTES) | set(POST_FORMS) | {"accounts/logout/"}
+
+
+@pytest.mark.parametrize("template", sorted(GET_ROUTES.values()))
+@fuzz(80)
+@given(data=st.data())
+def test_get_with_any_query_is_never_a_server_error(catalog, reader_client, template, data):
+    path = data.draw(url(template))
+    params = data.draw(query)
+    logged_in = data.draw(st.booleans())
+    client = reader_client if logged_in else Client(raise_request_exception=False)
+
+    response = client.get(path, params, HTTP_HX_REQUEST=data.draw(st.sampled_from(["", "true"])))
+
+    assert_no_server_error(response, "GET", path, params)
+
+
+@pytest.mark.parametrize(("template", "fields"), POST_FORMS.values())
+@fuzz(100)
+@given(data=st.data())
+def test_form_posts_with_any_values_are_never_a_server_error(
+    catalog, reader_client, template, fields, data
+):
+    path = data.draw(url(template))
+    form = {name: data.draw(text) for name in fields}
+    form.update(data.draw(st.dictionaries(text, text, max_size=3)))
+    logged_in = data.draw(st.booleans())
+    client = reader_client if logged_in else Client(raise_request_exception=False)
+
+    response = client.post(path, form, HTTP_HX_REQUEST=data.draw(st.sampled_from(["", "true"])))
+
+    assert_no_server_error(response, "POST", path, form)
+
+
+@pytest.mark.parametrize("next_url", ["'", "feed", "catalog:nothing"])
+def test_a_next_that_is_no_path_is_not_taken_for_a_view_name(catalog, reader_client, next_url):
+    # Found by the fuzzing above: redirect() tried to reverse these and failed with a 500.
+    response = reader_client.post("/tags/reasoning/subscribe/", {"next": next_url})
+
+    assert response.status_code == 302
