@@ -106,6 +106,27 @@ if REDIS_URL:
     DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Shared reads and anonymous pages of the catalog (see catalog/cache.py). Only a
+# cache every process shares can be invalidated, so without Redis nothing is kept;
+# a Redis that is down or slow (over CATALOG_CACHE_TIMEOUT seconds) counts as a miss.
+CATALOG_CACHE_URL = env("CATALOG_CACHE_URL", default=REDIS_URL)
+CATALOG_CACHE_SECONDS = env.int("CATALOG_CACHE_SECONDS", default=600)
+_catalog_cache_timeout = env.float("CATALOG_CACHE_TIMEOUT", default=0.25)
+CACHES["catalog"] = (
+    {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": CATALOG_CACHE_URL,
+        "KEY_PREFIX": "papershelf",
+        "OPTIONS": {
+            "IGNORE_EXCEPTIONS": True,
+            "SOCKET_CONNECT_TIMEOUT": _catalog_cache_timeout,
+            "SOCKET_TIMEOUT": _catalog_cache_timeout,
+        },
+    }
+    if CATALOG_CACHE_URL
+    else {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}
+)
+DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
 
 PASSWORD_HASHERS = [
     "django.contrib.auth.hashers.Argon2PasswordHasher",
