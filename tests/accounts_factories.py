@@ -1,10 +1,19 @@
+import functools
+
 import factory
 from allauth.account.models import EmailAddress
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
 
 from accounts.models import SavedPaper, Subscription
 
 PASSWORD = "correct horse battery staple"
+
+
+@functools.cache
+def password_hash() -> str:
+    # Argon2 is slow by design: hash once, not once per reader.
+    return make_password(PASSWORD)
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -16,12 +25,11 @@ class UserFactory(factory.django.DjangoModelFactory):
 
     username = factory.Sequence(lambda n: f"reader{n}")
     email = factory.LazyAttribute(lambda o: f"{o.username}@example.com")
-    password = factory.PostGenerationMethodCall("set_password", PASSWORD)
+    password = factory.LazyFunction(password_hash)
 
     @factory.post_generation
     def verified_email(self, create, extracted, **kwargs):
         if create:
-            self.save()
             EmailAddress.objects.create(user=self, email=self.email, primary=True, verified=True)
 
 

@@ -173,15 +173,20 @@ def test_account_pages_use_the_site_layout(client):
 @pytest.mark.slow
 def test_social_logins_switch_on_only_with_their_keys():
     def installed_providers(extra_env: dict) -> str:
+        # Settings are read once per process, so each environment needs its own.
         code = (
-            "import django; django.setup(); from django.conf import settings;"
+            "from config import settings;"
             "print(sorted(settings.SOCIALACCOUNT_PROVIDERS),"
             " [a for a in settings.INSTALLED_APPS if 'providers' in a])"
         )
         env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GOOGLE_"))}
-        env.update(DJANGO_SETTINGS_MODULE="config.settings", **extra_env)
         result = subprocess.run(
-            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+            [sys.executable, "-c", code],
+            env={**env, **extra_env},
+            cwd=settings.BASE_DIR,
+            capture_output=True,
+            text=True,
+            check=True,
         )
         return result.stdout.strip()
 
