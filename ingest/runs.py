@@ -23,6 +23,11 @@ logger = logging.getLogger(__name__)
 COUNTS = ["fetched", "created", "updated", "unchanged", "skipped"]
 # The run's error text lists at most this many skipped entries.
 SKIPPED_LISTED = 50
+MAX_REACHED = (
+    "Stopped at the maximum of {max_results} results before reaching entries seen by the "
+    "previous run, so papers in between may be missing: raise the maximum or run the "
+    "source more often."
+)
 
 
 class AlreadyRunning(Exception):
@@ -69,13 +74,6 @@ def run_query(*, query: str, max_results: int) -> IngestRun:
     _, problems = _ingest(run, fetch_updated(query=query, max_results=max_results), tags=[])
     _finish(run, problems=problems)
     return run
-
-
-MAX_REACHED = (
-    "Stopped at the maximum of {max_results} results before reaching entries seen by the "
-    "previous run, so papers in between may be missing: raise the maximum or run the "
-    "source more often."
-)
 
 
 def _ingest(
@@ -134,8 +132,13 @@ def _finish(run: IngestRun, *, problems: list[str]) -> None:
     run.error = "\n\n".join(problems)
     run.finished_at = timezone.now()
     run.save(update_fields=["status", "error", "finished_at"])
-    logger.info(
-        "Ingest run %s %s: %s", run.pk, run.status, {name: getattr(run, name) for name in COUNTS}
+    logger.log(
+        logging.WARNING if problems else logging.INFO,
+        "Ingest run %s %s: %s %s",
+        run.pk,
+        run.status,
+        {name: getattr(run, name) for name in COUNTS},
+        run.error,
     )
 
 
