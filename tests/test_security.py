@@ -4,7 +4,6 @@ import os
 import secrets
 import subprocess
 import sys
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from accounts.models import Profile, SavedPaper, Subscription
 from catalog.models import Paper
 from tests.accounts_factories import PASSWORD, SavedPaperFactory, SubscriptionFactory, UserFactory
 from tests.factories import CategoryFactory, PaperFactory, SummaryFactory, TagFactory
+from tests.html_checks import live_markup
 
 pytestmark = pytest.mark.django_db
 EVIL = ["https://evil.example/steal", "//evil.example/", "http://testserver.evil.example/"]
@@ -80,39 +80,6 @@ def test_pages_carry_the_security_headers(client, catalog):
     assert response["Referrer-Policy"] == "same-origin"
 
 
-class InlineCodeFinder(HTMLParser):
-    """Collects what a script-src/style-src 'self' policy would block."""
-
-    DATA_TYPES = {"application/json", "application/ld+json"}
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.blocked: list[str] = []
-        self._in_inline_script = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = dict(attrs)
-        if tag == "script" and "src" not in values and values.get("type") not in self.DATA_TYPES:
-            self._in_inline_script = True
-        if tag == "style":
-            self.blocked.append("<style> element")
-        for name, value in attrs:
-            if name == "style" or name.startswith("on"):
-                self.blocked.append(f"<{tag} {name}={value!r}>")
-            if name in ("href", "src", "action") and (value or "").strip().startswith(
-                "javascript:"
-            ):
-                self.blocked.append(f"<{tag} {name}={value!r}>")
-
-    def handle_data(self, data: str) -> None:
-        if self._in_inline_script and data.strip():
-            self.blocked.append(f"inline <script>: {data.strip()[:80]}")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "script":
-            self._in_inline_script = False
-
-
 def test_no_page_relies_on_inline_script_or_style(client, catalog):
     paper = catalog["paper"]
     curator = UserFactory(is_staff=True, is_superuser=True)
@@ -147,10 +114,8 @@ def test_no_page_relies_on_inline_script_or_style(client, catalog):
         for path in paths:
             response = visitor.get(path)
             assert response.status_code == 200, path
-            finder = InlineCodeFinder()
-            finder.feed(response.content.decode())
-            if finder.blocked:
-                blocked[path] = finder.blocked
+            if found := live_markup(response.content.decode()):
+                blocked[path] = found
 
     assert blocked == {}
 
