@@ -11,6 +11,7 @@ from django.db import transaction
 from django.db.models import Case, Q, Value, When
 from django.utils import timezone
 
+from catalog.enrichment.queue import queue_enrichment
 from catalog.models import Tag
 from ingest.arxiv_api import FetchError, SkippedEntry, fetch_updated
 from ingest.models import IngestRun, IngestSource
@@ -97,6 +98,7 @@ def _ingest(
             with transaction.atomic():
                 result = upsert_records(records, tags=tags)
                 apply_tag_rules(paper_ids=result.paper_ids)
+                queue_enrichment(result.paper_ids)
                 run.fetched += len(batch)
                 run.skipped += len(batch) - len(records)
                 run.created += result.created

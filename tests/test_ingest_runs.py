@@ -277,3 +277,18 @@ def test_ingest_arxiv_fails_loudly_when_arxiv_cannot_be_read(fake_arxiv, capsys)
         call_command("ingest_arxiv", "--source", "Testing")
 
     assert "HTTP 503" in capsys.readouterr().err
+
+
+def test_new_papers_are_summarised_in_the_background_after_their_page_commits(
+    fake_arxiv, settings, django_capture_on_commit_callbacks
+):
+    settings.SUMMARY_AUTO = True
+    settings.PREVIEW_AUTO = False
+    settings.SUMMARY_BACKEND = "extractive"
+    source = IngestSourceFactory(max_results=10)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        runs.run_source(source=source)
+
+    summarised = Paper.objects.filter(summaries__kind="summary").distinct().count()
+    assert summarised == Paper.objects.count() == 10
