@@ -93,7 +93,7 @@ if REDIS_URL:
     # are dropped (and logged) rather than failing the page.
     CACHES = {
         "default": {
-            "BACKEND": "django_redis.cache.RedisCache",
+            "BACKEND": "config.redis_cache.FailOpenRedisCache",
             "LOCATION": REDIS_URL,
             "TIMEOUT": 300,
             "OPTIONS": {
