@@ -1,0 +1,190 @@
+"""Processes a fault test starts, owns and stops: gunicorn, redis-server, a PostgreSQL cluster."""
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import requests
+from django.conf import settings
+
+PROJECT = Path(settings.BASE_DIR)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for(check, *, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return
+        except (OSError, requests.RequestException):
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"{what} did not come up within {timeout:.0f}s")
+
+
+def database_url(name: str, *, host: str = "127.0.0.1", port: int = 5432) -> str:
+    return f"postgres://root@{host}:{port}/{name}"
+
+
+def site_env(*, database: str, redis: str = "") -> dict[str, str]:
+    """Environment for a site process; DEBUG keeps static files out of the way
+    (no collectstatic) and leaves every fault-handling setting as in production."""
+    return {
+        **os.environ,
+        "DATABASE_URL": database,
+        "REDIS_URL": redis,
+        "DEBUG": "1",
+        "SECRET_KEY": "fault-test-secret-key",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "LOG_LEVEL": "WARNING",
+    }
+
+
+@contextmanager
+def gunicorn(env: dict[str, str], *, workers: int = 2) -> Iterator[str]:
+    """The site under gunicorn on a free port; yields its base URL."""
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            str(Path(sys.executable).with_name("gunicorn")),
+            "config.wsgi",
+            f"--bind=127.0.0.1:{port}",
+            f"--workers={workers}",
+            "--timeout=30",
+            "--log-level=warning",
+        ],
+        cwd=PROJECT,
+        env=env,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(lambda: requests.get(f"{base}/healthz", timeout=5).ok, timeout=60, what="gunicorn")
+        yield base
+        assert process.poll() is None, "gunicorn died during the test"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+class RedisServer:
+    """A private redis-server on its own port, never the shared one."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                shutil.which("redis-server") or "redis-server",
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+        wait_for(lambda: self.cli("PING") == "PONG", timeout=20, what="redis-server")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=20)
+        self.process = None
+
+    def cli(self, *args: str) -> str:
+        result = subprocess.run(
+            ["redis-cli", "-p", str(self.port), *args],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        return result.stdout.strip()
+
+
+class PostgresCluster:
+    """A throwaway PostgreSQL cluster in a temporary folder, run as the postgres user."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.dir = Path(tempfile.mkdtemp(prefix="papershelf-pg-"))
+        self.data = self.dir / "data"
+        bindir = subprocess.run(
+            ["pg_config", "--bindir"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        self.bin = Path(bindir)
+
+    def _as_postgres(self, *args: str) -> None:
+        subprocess.run(
+            ["runuser", "-u", "postgres", "--", *args],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+
+    def init(self) -> None:
+        shutil.chown(self.dir, "postgres", "postgres")
+        initdb = str(self.bin / "initdb")
+        self._as_postgres(initdb, "-D", str(self.data), "-A", "trust", "-U", "root")
+        self.pg_ctl("start")
+
+    def pg_ctl(self, action: str) -> None:
+        options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self._as_postgres(
+            str(self.bin / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-o",
+            options,
+            "-w",
+            "-m",
+            "fast",
+            action,
+        )
+
+    def create_database(self, name: str) -> str:
+        subprocess.run(
+            ["createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "root", name],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        return database_url(name, port=self.port)
+
+    def destroy(self) -> None:
+        with contextlib.suppress(subprocess.CalledProcessError):  # never started or stopped
+            self.pg_ctl("stop")
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=PROJECT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
