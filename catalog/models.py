@@ -165,7 +165,13 @@ class Paper(models.Model):
     class Meta:
         indexes = [
             models.Index(*NEWEST_FIRST, name="paper_newest_first"),
-            models.Index(*NEWEST_FIRST, name="paper_visible_newest", condition=Q(is_visible=True)),
+            # Every public list: visible, unmerged papers newest first. Deep
+            # pages walk it index-only to skip their offset.
+            models.Index(
+                *NEWEST_FIRST,
+                name="paper_listed_newest",
+                condition=Q(is_visible=True, merged_into__isnull=True),
+            ),
             models.Index(fields=["added_at"], name="paper_added_at"),
             models.Index(fields=["title_key"], name="paper_title_key"),
         ]
@@ -236,7 +242,11 @@ class PaperTag(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["paper", "tag"], name="paper_tag_once")]
-        indexes = [models.Index(fields=["tag", "added_at"], name="papertag_tag_added")]
+        indexes = [
+            models.Index(fields=["tag", "added_at"], name="papertag_tag_added"),
+            # A tag's papers without reading the table (the tag filter, counts).
+            models.Index(fields=["tag", "paper"], name="papertag_tag_paper"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.paper_id}: {self.tag_id}"

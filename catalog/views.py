@@ -1,5 +1,5 @@
 from django.conf import settings
-from django.core.paginator import Page, Paginator
+from django.core.paginator import EmptyPage, Page
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -8,7 +8,9 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET
 
 from catalog import arxiv_ids
+from catalog.cache import cached_for_anonymous
 from catalog.models import Category, Paper, Tag
+from catalog.pagination import CatalogPaginator
 from catalog.rendering import bibtex
 from catalog.selectors import (
     categories_with_counts,
@@ -22,7 +24,7 @@ from catalog.selectors import (
 
 def paginate(items: QuerySet, raw_number: str | None) -> tuple[Page, str]:
     """The requested page, or the nearest real one with a note saying why."""
-    paginator = Paginator(items, settings.PAPERS_PER_PAGE)
+    paginator = CatalogPaginator(items, settings.PAPERS_PER_PAGE)
     if raw_number in (None, ""):
         return paginator.page(1), ""
     try:
@@ -31,7 +33,9 @@ def paginate(items: QuerySet, raw_number: str | None) -> tuple[Page, str]:
         return paginator.page(1), _("That is not a page number; showing the first page.")
     if number < 1:
         return paginator.page(1), _("Pages start at 1; showing the first page.")
-    if number > paginator.num_pages:
+    try:
+        return paginator.page(number), ""
+    except EmptyPage:
         last = paginator.num_pages
         note = ngettext(
             "There is only %(count)d page; showing it.",
@@ -39,7 +43,6 @@ def paginate(items: QuerySet, raw_number: str | None) -> tuple[Page, str]:
             last,
         )
         return paginator.page(last), note % {"count": last}
-    return paginator.page(number), ""
 
 
 def render_paper_list(
@@ -68,11 +71,13 @@ def render_paper_list(
 
 
 @require_GET
+@cached_for_anonymous
 def paper_list(request: HttpRequest) -> HttpResponse:
     return render_paper_list(request, papers=Paper.objects.visible())
 
 
 @require_GET
+@cached_for_anonymous
 def tag_detail(request: HttpRequest, slug: str) -> HttpResponse:
     tag = get_object_or_404(Tag, slug=slug)
     papers = Paper.objects.visible().filter(tags=tag)
@@ -80,6 +85,7 @@ def tag_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_GET
+@cached_for_anonymous
 def category_detail(request: HttpRequest, code: str) -> HttpResponse:
     category = get_object_or_404(Category, code=code)
     papers = Paper.objects.visible().filter(categories=category)
@@ -87,11 +93,13 @@ def category_detail(request: HttpRequest, code: str) -> HttpResponse:
 
 
 @require_GET
+@cached_for_anonymous
 def tag_index(request: HttpRequest) -> HttpResponse:
     return render(request, "catalog/tag_index.html", {"tags": tags_with_counts()})
 
 
 @require_GET
+@cached_for_anonymous
 def category_index(request: HttpRequest) -> HttpResponse:
     categories = list(categories_with_counts())
     archives: dict[str, list[Category]] = {}
@@ -101,6 +109,7 @@ def category_index(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@cached_for_anonymous
 def paper_detail(request: HttpRequest, arxiv_id: str) -> HttpResponse:
     parsed = arxiv_ids.split_version(arxiv_id)
     if parsed and parsed[0] != arxiv_id:
@@ -111,6 +120,7 @@ def paper_detail(request: HttpRequest, arxiv_id: str) -> HttpResponse:
 
 
 @require_GET
+@cached_for_anonymous
 def paper_by_pk(request: HttpRequest, pk: int) -> HttpResponse:
     paper = get_object_or_404(Paper.objects.select_related("merged_into"), pk=pk)
     target = paper.merged_into or paper
