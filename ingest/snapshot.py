@@ -8,23 +8,32 @@ line number and counted, never fatal.
 import datetime
 import email.utils
 import gzip
-import json
+import multiprocessing
+import os
 import re
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 
+import orjson
+from django.db import connection, connections
 from django.utils import timezone
 from pylatexenc.latex2text import LatexNodes2Text
 
 from catalog import arxiv_ids
-from catalog.code_links import extract_code_urls
+from catalog.code_links import CODE_HOSTS, extract_code_urls
 from ingest.models import IngestRun
 from ingest.records import ArxivRecord
 from ingest.tagging import apply_tag_rules
 from ingest.upsert import UpsertResult, upsert_records
 
 BATCH_SIZE = 2000
+# Each worker is a parsing process plus the database backend storing its
+# batches; more than a few would only queue up on the database's cores.
+WORKERS = min(4, os.cpu_count() or 1)
 _latex = LatexNodes2Text()
 
 
@@ -81,8 +90,9 @@ def build_record(
         raise MalformedEntry(f"{parsed[0]}: no categories")
     code_urls: dict[str, str] = {}
     for text, source in ((abstract, "abstract"), (comment, "comment")):
-        for url in extract_code_urls(text):
-            code_urls.setdefault(url, source)
+        if _may_hold_link(text):
+            for url in extract_code_urls(text):
+                code_urls.setdefault(url, source)
     return ArxivRecord(
         arxiv_id=parsed[0],
         version=version if version is not None else parsed[1],
@@ -105,6 +115,15 @@ def collapse(text: str | None) -> str:
     return " ".join((text or "").split())
 
 
+def _may_hold_link(text: str) -> bool:
+    """False when text surely has no link: every one found has a scheme or names a
+    code host. Most abstracts have neither, and this is far cheaper than looking."""
+    if "://" in text:
+        return True
+    lowered = text.lower()
+    return any(host in lowered for host in CODE_HOSTS)
+
+
 def plain_name(name: str) -> str:
     """An author name with LaTeX accents turned to Unicode, as the arXiv API spells it."""
     name = collapse(name)
@@ -115,8 +134,8 @@ def plain_name(name: str) -> str:
 
 def record_from_snapshot_line(line: bytes | str) -> ArxivRecord:
     try:
-        entry = json.loads(line)
-    except ValueError as err:
+        entry = orjson.loads(line)
+    except orjson.JSONDecodeError as err:
         raise MalformedEntry(f"not JSON: {err}") from err
     if not isinstance(entry, dict):
         raise MalformedEntry("not a JSON object")
@@ -176,27 +195,63 @@ class SkippedLine:
     reason: str
 
 
-def read_snapshot(path: Path, *, on_progress: Callable[[int], None] = lambda n: None):
-    """Yield (line number, ArxivRecord or SkippedLine) for each non-blank line.
+@dataclass(frozen=True)
+class LineBatch:
+    """Consecutive lines of the file, as read: the unit a worker parses and stores."""
 
-    on_progress is told how many more bytes of the file (compressed, for a
-    .gz file) have been read.
-    """
+    first_line_number: int
+    lines: list[bytes]
+    size: int  # bytes of the file (compressed, for a .gz file) they took up
+
+
+@dataclass
+class BatchOutcome:
+    fetched: int = 0  # records that passed the filter
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    skipped: list[SkippedLine] = field(default_factory=list)
+
+
+def read_batches(path: Path, *, batch_size: int) -> Iterator[LineBatch]:
+    """The file's lines in batches; a .gz file is decompressed as it is read."""
     with open(path, "rb") as raw:
         is_gzip = raw.read(2) == b"\x1f\x8b"
         raw.seek(0)
         lines = gzip.GzipFile(fileobj=raw) if is_gzip else raw
-        position = 0
-        for line_number, line in enumerate(lines, start=1):
+        first_line_number, position = 1, 0
+        while batch := list(islice(lines, batch_size)):
             now = raw.tell()
-            on_progress(now - position)
+            yield LineBatch(first_line_number, batch, now - position)
+            first_line_number += len(batch)
             position = now
-            if not line.strip():
-                continue
-            try:
-                yield line_number, record_from_snapshot_line(line)
-            except MalformedEntry as err:
-                yield line_number, SkippedLine(line_number, str(err))
+
+
+def store_batch(
+    batch: LineBatch, *, record_filter: RecordFilter, limit: int | None = None
+) -> BatchOutcome:
+    """Parse the batch's lines and store the records that pass the filter, at most limit."""
+    outcome = BatchOutcome()
+    records: list[ArxivRecord] = []
+    for line_number, line in enumerate(batch.lines, start=batch.first_line_number):
+        if limit is not None and len(records) >= limit:
+            break
+        if not line.strip():
+            continue
+        try:
+            record = record_from_snapshot_line(line)
+        except MalformedEntry as err:
+            outcome.skipped.append(SkippedLine(line_number, str(err)))
+            continue
+        if record_filter.matches(record):
+            records.append(record)
+    outcome.fetched = len(records)
+    if records:
+        stored = upsert_records(records)
+        tag_stored_papers(stored)
+        outcome.created, outcome.updated = stored.created, stored.updated
+        outcome.unchanged = stored.unchanged
+    return outcome
 
 
 def import_snapshot(
@@ -205,35 +260,39 @@ def import_snapshot(
     record_filter: RecordFilter | None = None,
     limit: int | None = None,
     batch_size: int = BATCH_SIZE,
+    workers: int = WORKERS,
     on_skip: Callable[[SkippedLine], None] = lambda skipped: None,
     on_progress: Callable[[int], None] = lambda n: None,
 ) -> IngestRun:
     """Store the snapshot's records that pass the filter; the run records the counts.
 
     fetched counts the records that passed the filter; skipped, the lines that
-    could not be read.
+    could not be read. Batches are parsed and stored by that many worker
+    processes, each with its own database connection; with a limit, or within
+    a transaction of the caller's (whose atomicity other connections would
+    break), this process does it all, in order.
     """
     record_filter = record_filter or RecordFilter()
     run = IngestRun.objects.create(
         kind=IngestRun.Kind.SNAPSHOT, query=_describe(path, record_filter, limit)
     )
+    batches = read_batches(path, batch_size=batch_size)
     try:
-        batch: list[ArxivRecord] = []
-        for _, item in read_snapshot(path, on_progress=on_progress):
-            if isinstance(item, SkippedLine):
-                run.skipped += 1
-                on_skip(item)
-                continue
-            if not record_filter.matches(item):
-                continue
-            batch.append(item)
-            run.fetched += 1
-            if len(batch) >= batch_size:
-                _store(run, batch)
-                batch = []
-            if limit is not None and run.fetched >= limit:
-                break
-        _store(run, batch)
+        if workers > 1 and limit is None and not connection.in_atomic_block:
+            outcomes = _store_in_workers(batches, record_filter=record_filter, workers=workers)
+        else:
+            outcomes = _store_here(batches, record_filter=record_filter, limit=limit)
+        for batch, outcome in outcomes:
+            run.fetched += outcome.fetched
+            run.created += outcome.created
+            run.updated += outcome.updated
+            run.unchanged += outcome.unchanged
+            run.skipped += len(outcome.skipped)
+            for skipped in outcome.skipped:
+                on_skip(skipped)
+            on_progress(batch.size)
+            # Saved after each batch so the admin shows how far a long import has got.
+            run.save(update_fields=["fetched", "created", "updated", "unchanged", "skipped"])
     except BaseException as err:
         run.status = IngestRun.Status.FAILED
         run.error = f"{type(err).__name__}: {err}"
@@ -246,15 +305,45 @@ def import_snapshot(
     return run
 
 
-def _store(run: IngestRun, batch: list[ArxivRecord]) -> None:
-    if batch:
-        stored = upsert_records(batch)
-        tag_stored_papers(stored)
-        run.created += stored.created
-        run.updated += stored.updated
-        run.unchanged += stored.unchanged
-    # Saved after each batch so the admin shows how far a long import has got.
-    run.save(update_fields=["fetched", "created", "updated", "unchanged", "skipped"])
+def _store_here(
+    batches: Iterable[LineBatch], *, record_filter: RecordFilter, limit: int | None
+) -> Iterator[tuple[LineBatch, BatchOutcome]]:
+    remaining = limit
+    for batch in batches:
+        outcome = store_batch(batch, record_filter=record_filter, limit=remaining)
+        yield batch, outcome
+        if remaining is not None:
+            remaining -= outcome.fetched
+            if remaining <= 0:
+                return
+
+
+def _store_in_workers(
+    batches: Iterable[LineBatch], *, record_filter: RecordFilter, workers: int
+) -> Iterator[tuple[LineBatch, BatchOutcome]]:
+    """Outcomes in file order, while the workers parse and store the batches ahead.
+
+    Two workers meeting on one paper or author are kept apart by the unique
+    constraints and row locks upsert_records relies on. At most two batches a
+    worker are in flight, so memory stays flat.
+    """
+    # Forked workers must not share this process's connections: each opens its own.
+    connections.close_all()
+    executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    pending: deque[tuple[LineBatch, Future]] = deque()
+    try:
+        for batch in batches:
+            pending.append(
+                (batch, executor.submit(store_batch, batch, record_filter=record_filter))
+            )
+            if len(pending) >= 2 * workers:
+                batch, future = pending.popleft()
+                yield batch, future.result()
+        while pending:
+            batch, future = pending.popleft()
+            yield batch, future.result()
+    finally:
+        executor.shutdown(cancel_futures=True)
 
 
 def tag_stored_papers(stored: UpsertResult) -> None:

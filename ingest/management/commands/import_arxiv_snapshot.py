@@ -4,7 +4,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from ingest.snapshot import BATCH_SIZE, RecordFilter, SkippedLine, import_snapshot
+from ingest.snapshot import BATCH_SIZE, WORKERS, RecordFilter, SkippedLine, import_snapshot
 
 
 def iso_date(value: str) -> datetime.date:
@@ -45,15 +45,25 @@ class Command(BaseCommand):
         parser.add_argument(
             "--limit", type=int, metavar="N", help="Stop after N papers that pass the filters."
         )
-        parser.add_argument("--batch-size", type=int, default=BATCH_SIZE, help="Papers per write.")
+        parser.add_argument(
+            "--batch-size", type=int, default=BATCH_SIZE, help="Lines of the file per write."
+        )
+        parser.add_argument(
+            "--workers",
+            type=int,
+            default=WORKERS,
+            help="Processes parsing and storing batches side by side (one with --limit).",
+        )
 
-    def handle(self, *args, file: Path, category, since, until, limit, batch_size, **options):
+    def handle(
+        self, *args, file: Path, category, since, until, limit, batch_size, workers, **options
+    ):
         if not file.is_file():
             raise CommandError(f"No such file: {file}")
         if since and until and since > until:
             raise CommandError("--from is after --until")
-        if (limit is not None and limit < 1) or batch_size < 1:
-            raise CommandError("--limit and --batch-size must be at least 1")
+        if (limit is not None and limit < 1) or batch_size < 1 or workers < 1:
+            raise CommandError("--limit, --batch-size and --workers must be at least 1")
 
         def report_skip(skipped: SkippedLine) -> None:
             self.stderr.write(f"line {skipped.line_number}: skipped, {skipped.reason}")
@@ -71,6 +81,7 @@ class Command(BaseCommand):
                 record_filter=RecordFilter(categories=tuple(category), since=since, until=until),
                 limit=limit,
                 batch_size=batch_size,
+                workers=workers,
                 on_skip=report_skip,
                 on_progress=progress.update,
             )
