@@ -3,6 +3,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import translation
 
 from accounts.selectors import Digest
 
@@ -11,7 +12,9 @@ def absolute_url(path: str) -> str:
     return settings.SITE_ROOT.rstrip("/") + path
 
 
-def send_digest(*, user: AbstractBaseUser, digest: Digest, unsubscribe_token: str) -> None:
+def send_digest(
+    *, user: AbstractBaseUser, digest: Digest, unsubscribe_token: str, language: str
+) -> None:
     unsubscribe_url = absolute_url(reverse("accounts:digest-unsubscribe", args=[unsubscribe_token]))
     context = {
         "digest": digest,
@@ -20,10 +23,13 @@ def send_digest(*, user: AbstractBaseUser, digest: Digest, unsubscribe_token: st
         "unsubscribe_url": unsubscribe_url,
         "settings_url": absolute_url(reverse("accounts:subscriptions")),
     }
-    subject = " ".join(render_to_string("emails/digest-subject.txt", context).split())
+    with translation.override(language):
+        subject = " ".join(render_to_string("emails/digest-subject.txt", context).split())
+        text = render_to_string("emails/digest-body.txt", context)
+        html = render_to_string("emails/digest-body.html", context)
     message = EmailMultiAlternatives(
         subject=subject,
-        body=render_to_string("emails/digest-body.txt", context),
+        body=text,
         to=[user.email],
         headers={
             # RFC 8058: mail clients offer a button that POSTs to the URL.
@@ -31,5 +37,5 @@ def send_digest(*, user: AbstractBaseUser, digest: Digest, unsubscribe_token: st
             "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
         },
     )
-    message.attach_alternative(render_to_string("emails/digest-body.html", context), "text/html")
+    message.attach_alternative(html, "text/html")
     message.send()

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from catalog.models import Category, Paper, Tag
 
@@ -16,9 +17,9 @@ class Profile(models.Model):
     """A reader's settings and the bookkeeping of what they have been sent and shown."""
 
     class DigestFrequency(models.TextChoices):
-        OFF = "off", "never"
-        DAILY = "daily", "daily"
-        WEEKLY = "weekly", "weekly"
+        OFF = "off", _("never")
+        DAILY = "daily", _("daily")
+        WEEKLY = "weekly", _("weekly")
 
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile"
@@ -34,6 +35,8 @@ class Profile(models.Model):
     feed_seen_at = models.DateTimeField(null=True, blank=True)
     feed_new_since = models.DateTimeField(null=True, blank=True)
     feed_token = models.CharField(max_length=64, unique=True, default=new_feed_token)
+    # The site language the reader chose; pages and digests use it once they log in.
+    language = models.CharField(max_length=16, blank=True, choices=settings.LANGUAGES)
 
     def __str__(self) -> str:
         return str(self.user)

@@ -4,6 +4,7 @@ import datetime
 import logging
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.models import AbstractBaseUser
 from django.core import signing
@@ -61,6 +62,10 @@ def complete_pending_actions(*, request: HttpRequest, user: AbstractBaseUser) ->
         if target:
             subscribe(user=user, target=target)
             messages.success(request, f"You are now subscribed to the {kind} {target}.")
+
+
+def set_language(*, user: AbstractBaseUser, language: str) -> None:
+    Profile.objects.filter(user=user).update(language=language)
 
 
 def set_digest_frequency(*, profile: Profile, frequency: str) -> None:
@@ -141,7 +146,10 @@ def send_digest(*, profile: Profile, now: datetime.datetime) -> bool:
         if not digest.groups:
             return False
         emails.send_digest(
-            user=profile.user, digest=digest, unsubscribe_token=unsubscribe_token(profile=profile)
+            user=profile.user,
+            digest=digest,
+            unsubscribe_token=unsubscribe_token(profile=profile),
+            language=profile.language or settings.LANGUAGE_CODE,
         )
     profile.last_digest_at = now
     return True

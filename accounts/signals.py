@@ -4,6 +4,7 @@ from django.db.models.signals import post_save
 from django.dispatch import receiver
 
 from accounts import services
+from accounts.middleware import READER_LANGUAGE_SESSION_KEY
 from accounts.models import Profile
 
 
@@ -17,3 +18,6 @@ def create_profile(sender, instance, created: bool, raw: bool = False, **kwargs)
 def complete_pending_actions(sender, request, user, **kwargs) -> None:
     if request is not None:
         services.complete_pending_actions(request=request, user=user)
+        language = Profile.objects.filter(user=user).values_list("language", flat=True).first()
+        if language:
+            request.session[READER_LANGUAGE_SESSION_KEY] = language

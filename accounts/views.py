@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
@@ -6,12 +7,26 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
+from django.views import i18n
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import selectors, services
 from accounts.forms import DigestSettingsForm
+from accounts.middleware import READER_LANGUAGE_SESSION_KEY
 from catalog.views import render_paper_list
+
+
+@require_POST
+def set_language(request: HttpRequest) -> HttpResponse:
+    """Django's language switch; a logged-in reader's choice is also kept on
+    their profile, so it follows them to other devices and into their digests."""
+    response = i18n.set_language(request)
+    language = request.POST.get("language", "")
+    if request.user.is_authenticated and language in dict(settings.LANGUAGES):
+        services.set_language(user=request.user, language=language)
+        request.session[READER_LANGUAGE_SESSION_KEY] = language
+    return response
 
 
 def _button_response(

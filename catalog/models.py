@@ -5,6 +5,7 @@ from django.db.models.functions import Coalesce
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import slugify
+from django.utils.translation import gettext_lazy as _
 
 from catalog import arxiv_ids
 
@@ -254,8 +255,8 @@ class PaperTag(models.Model):
 
 class CodeLink(models.Model):
     class Kind(models.TextChoices):
-        OFFICIAL = "official", "official"
-        COMMUNITY = "community", "community"
+        OFFICIAL = "official", _("official")
+        COMMUNITY = "community", _("community")
 
     class Source(models.TextChoices):
         ABSTRACT = "abstract", "abstract"
@@ -285,14 +286,14 @@ class CodeLink(models.Model):
         ):
             if f"//{host}/" in self.url or f".{host}/" in self.url:
                 return label
-        return "Project page"
+        return _("Project page")
 
 
 class Summary(models.Model):
     class Kind(models.TextChoices):
-        SUMMARY = "summary", "summary"
-        TRANSLATION = "translation", "translation of the abstract"
-        TAKEAWAYS = "takeaways", "key takeaways"
+        SUMMARY = "summary", _("summary")
+        TRANSLATION = "translation", _("translation of the abstract")
+        TAKEAWAYS = "takeaways", _("key takeaways")
 
     class Backend(models.TextChoices):
         CURATOR = "curator", "written by a curator"
