@@ -152,17 +152,11 @@ class PostgresCluster:
 
     def pg_ctl(self, action: str) -> None:
         options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off"
-        self._as_postgres(
-            str(self.bin / "pg_ctl"),
-            "-D",
-            str(self.data),
-            "-o",
-            options,
-            "-w",
-            "-m",
-            "fast",
-            action,
-        )
+        # The server writes to a log file, not to our pipe, which it would hold open.
+        log = str(self.dir / "server.log")
+        pg_ctl = str(self.bin / "pg_ctl")
+        arguments = ["-D", str(self.data), "-l", log, "-o", options, "-w", "-m", "fast", action]
+        self._as_postgres(pg_ctl, *arguments)
 
     def create_database(self, name: str) -> str:
         subprocess.run(

@@ -1,0 +1,79 @@
+"""PostgreSQL restarts while gunicorn serves readers: the same gunicorn serves
+them again once the database is back, without being restarted.
+
+Runs against a private cluster on its own port, never the shared one.
+"""
+
+import os
+import shutil
+import threading
+import time
+from collections import Counter
+
+import pytest
+import requests
+
+from tests.faults.processes import PostgresCluster, gunicorn, manage, site_env
+
+pytestmark = pytest.mark.slow
+READERS = 4
+PAGES = ["/", "/?q=reasoning", "/tags/", "/categories/", "/?period=365d"]
+
+
+@pytest.fixture
+def cluster():
+    if os.geteuid() != 0 or not shutil.which("runuser"):
+        pytest.skip("needs root to run a private cluster as the postgres user")
+    cluster = PostgresCluster()
+    try:
+        cluster.init()
+        yield cluster
+    finally:
+        cluster.destroy()
+
+
+def read_continuously(base: str, stop: threading.Event, log: list) -> None:
+    session = requests.Session()
+    n = 0
+    while not stop.is_set():
+        path = PAGES[n % len(PAGES)]
+        n += 1
+        try:
+            status = session.get(base + path, timeout=10).status_code
+        except requests.RequestException as error:
+            status = type(error).__name__
+        log.append((time.monotonic(), status))
+
+
+def test_the_site_recovers_by_itself_after_a_database_restart(cluster):
+    env = site_env(database=cluster.create_database("papershelf"))
+    for command in (["migrate", "--noinput"], ["load_demo"]):
+        result = manage(env, *command)
+        assert result.returncode == 0, result.stderr
+
+    with gunicorn(env) as base:
+        log: list = []
+        stop = threading.Event()
+        readers = [
+            threading.Thread(target=read_continuously, args=(base, stop, log))
+            for _ in range(READERS)
+        ]
+        for reader in readers:
+            reader.start()
+        time.sleep(3)
+        restart_started = time.monotonic()
+        cluster.pg_ctl("restart")
+        restart_done = time.monotonic()
+        time.sleep(5)
+        stop.set()
+        for reader in readers:
+            reader.join(timeout=30)
+
+        before = Counter(s for t, s in log if t < restart_started)
+        after = Counter(s for t, s in log if t > restart_done + 1)
+        during = Counter(s for t, s in log if restart_started <= t <= restart_done + 1)
+        print(f"before the restart {dict(before)}, during {dict(during)}, after {dict(after)}")
+        assert set(before) == {200} and before[200] > 10, before
+        assert set(after) == {200} and after[200] > 10, after
+        # The app was never restarted: the same gunicorn answers a fresh request.
+        assert requests.get(base + "/", timeout=10).status_code == 200
