@@ -280,6 +280,7 @@ def test_new_papers_get_previews_after_commit(
     pdf_server, settings, django_capture_on_commit_callbacks
 ):
     settings.SUMMARY_AUTO = False
+    settings.PREVIEW_AUTO = True
     paper = PaperFactory()
     serve(pdf_server, paper, make_pdf())
 
