@@ -1,10 +1,11 @@
 """Benchmark of the metadata snapshot import against a raw COPY of the same rows.
 
-    python -m bench.snapshot_import [--records 50000]
+    python -m bench.snapshot_import [--records 50000] [--workers N] [--reimport]
 
 Writes a synthetic snapshot of realistic shape, imports it into a fresh
 PostgreSQL database (created beside DATABASE_URL's, migrated, dropped
-afterwards), and COPYs the same rows into a plain table for comparison.
+afterwards), and for comparison COPYs the same rows into a plain table and
+into catalog_paper, whose generated tsvector and indexes bound any importer.
 """
 
 import argparse
@@ -181,35 +182,56 @@ def write_snapshot(path: Path, records: int) -> None:
             out.write(json.dumps(synthetic_entry(rng, n), ensure_ascii=False) + "\n")
 
 
-def raw_copy(conninfo: str, path: Path) -> float:
-    """Seconds to read the file and COPY its rows into a plain table."""
+def raw_copy(conninfo: str, path: Path, *, into_catalog: bool) -> float:
+    """Seconds to read the file and COPY its rows in one statement, with no other work.
+
+    Into a plain table of text columns, or into catalog_paper (emptied first),
+    whose generated search_document and indexes any importer must pay for.
+    """
     with psycopg.connect(conninfo, autocommit=True) as conn:
-        conn.execute(
-            "CREATE TABLE bench_raw (arxiv_id text, title text, abstract text, authors text,"
-            " categories text, comments text, doi text, versions jsonb, update_date date)"
-        )
+        if into_catalog:
+            conn.execute("TRUNCATE catalog_paper CASCADE")
+            statement = (
+                "COPY catalog_paper (arxiv_id, title, title_key, abstract, author_names, comment,"
+                " doi, journal_ref, published_at, published_precision, updated_at, added_at,"
+                " is_visible) FROM STDIN"
+            )
+        else:
+            conn.execute(
+                "CREATE TABLE bench_raw (arxiv_id text, title text, title_key text,"
+                " abstract text, authors text, comments text, doi text, journal_ref text,"
+                " published_at date, published_precision text, updated_at date, added_at date,"
+                " is_visible boolean)"
+            )
+            statement = (
+                "COPY bench_raw (arxiv_id, title, title_key, abstract, authors, comments, doi,"
+                " journal_ref, published_at, published_precision, updated_at, added_at,"
+                " is_visible) FROM STDIN"
+            )
         started = time.perf_counter()
         with (
             conn.cursor() as cursor,
-            cursor.copy(
-                "COPY bench_raw (arxiv_id, title, abstract, authors, categories, comments, doi,"
-                " versions, update_date) FROM STDIN"
-            ) as copy,
+            cursor.copy(statement) as copy,
             path.open("rb") as lines,
         ):
             for line in lines:
                 entry = json.loads(line)
+                day = entry["update_date"]
                 copy.write_row(
                     (
                         entry["id"],
                         entry["title"],
+                        entry["title"].lower()[:300],
                         entry["abstract"],
                         entry["authors"],
-                        entry["categories"],
-                        entry["comments"],
-                        entry["doi"],
-                        json.dumps(entry["versions"]),
-                        entry["update_date"],
+                        entry["comments"] or "",
+                        entry["doi"] or "",
+                        entry["journal-ref"] or "",
+                        day,
+                        "day",
+                        day,
+                        day,
+                        True,
                     )
                 )
         return time.perf_counter() - started
@@ -218,6 +240,10 @@ def raw_copy(conninfo: str, path: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=50_000)
+    parser.add_argument("--workers", type=int, help="import_snapshot's, by default its own")
+    parser.add_argument(
+        "--reimport", action="store_true", help="also time a second import of the same file"
+    )
     options = parser.parse_args()
 
     base = environ.Env.db_url_config(
@@ -253,28 +279,67 @@ def main() -> None:
 
             django.setup()
             call_command("migrate", verbosity=0)
-            from ingest.snapshot import import_snapshot
+            from ingest.snapshot import WORKERS, import_snapshot
 
+            workers = options.workers or WORKERS
+            load_before = os.getloadavg()[0]
             rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            cpu_before = _cpu_seconds()
             started = time.perf_counter()
-            run = import_snapshot(path=snapshot)
+            run = import_snapshot(path=snapshot, workers=workers)
             import_seconds = time.perf_counter() - started
+            cpu_seconds = _cpu_seconds() - cpu_before
+            load_after = os.getloadavg()[0]
             rss_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            worker_rss_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+            if options.reimport:
+                started = time.perf_counter()
+                again = import_snapshot(path=snapshot, workers=workers)
+                reimport_seconds = time.perf_counter() - started
             connections.close_all()
-            copy_seconds = raw_copy(bench_conninfo, snapshot)
+            copy_seconds = raw_copy(bench_conninfo, snapshot, into_catalog=False)
+            catalog_copy_seconds = raw_copy(bench_conninfo, snapshot, into_catalog=True)
         finally:
             with psycopg.connect(admin_conninfo, autocommit=True) as admin:
                 admin.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
 
     import_rate = options.records / import_seconds
     copy_rate = options.records / copy_seconds
-    print(f"records:            {options.records} ({size_mb:.0f} MB of JSON lines)")
-    print(f"stored:             {run.created} created, {run.skipped} skipped")
-    print(f"import:             {import_seconds:.1f} s, {import_rate:,.0f} records/s")
-    print(f"raw COPY:           {copy_seconds:.1f} s, {copy_rate:,.0f} records/s")
-    print(f"import / raw COPY:  {import_rate / copy_rate:.2f}")
-    print(f"peak RSS:           {rss_peak:.0f} MB (before the import: {rss_before:.0f} MB)")
-    print(f"machine:            {os.cpu_count()} cores, {_memory_gb():.0f} GB memory")
+    catalog_copy_rate = options.records / catalog_copy_seconds
+    print(f"records:                 {options.records} ({size_mb:.0f} MB of JSON lines)")
+    print(f"stored:                  {run.created} created, {run.skipped} skipped")
+    print(
+        f"import:                  {import_seconds:.1f} s, {import_rate:,.0f} records/s"
+        f" ({workers} workers)"
+    )
+    print(
+        f"  Python CPU:            {cpu_seconds:.1f} s"
+        f" ({cpu_seconds / options.records * 1e6:.0f} us a record, all processes)"
+    )
+    if options.reimport:
+        print(
+            f"reimport, unchanged:     {reimport_seconds:.1f} s,"
+            f" {options.records / reimport_seconds:,.0f} records/s ({again.unchanged} unchanged)"
+        )
+    print(f"raw COPY, plain table:   {copy_seconds:.1f} s, {copy_rate:,.0f} records/s")
+    print(
+        f"raw COPY, catalog_paper: {catalog_copy_seconds:.1f} s, {catalog_copy_rate:,.0f} records/s"
+    )
+    print(f"import / COPY into catalog_paper: {import_rate / catalog_copy_rate:.2f} (the target's)")
+    print(f"import / COPY into plain table:   {import_rate / copy_rate:.2f}")
+    print(
+        f"peak RSS:                {rss_peak:.0f} MB (before the import: {rss_before:.0f} MB),"
+        f" workers {worker_rss_peak:.0f} MB each at most"
+    )
+    print(f"load average:            {load_before:.1f} before, {load_after:.1f} after")
+    print(f"machine:                 {os.cpu_count()} cores, {_memory_gb():.0f} GB memory")
+
+
+def _cpu_seconds() -> float:
+    """User and system CPU time of this process and its finished workers."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
 
 
 def _memory_gb() -> float:

@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Field, Model, Q
+from django.db.models import BooleanField, Field, Model, Q
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from catalog.models import (
@@ -261,12 +262,10 @@ def _upsert_round(
 def _lock_stored(
     records: list[ArxivRecord], *, title_keys: dict[str, str], match_titles: bool
 ) -> list[Paper]:
-    wanted = Q(arxiv_id__in=[r.arxiv_id for r in records])
+    wanted = _among("arxiv_id", [r.arxiv_id for r in records])
     if match_titles:
-        wanted |= Q(
-            arxiv_id__isnull=True,
-            merged_into__isnull=True,
-            title_key__in={title_keys[r.arxiv_id] for r in records},
+        wanted |= Q(arxiv_id__isnull=True, merged_into__isnull=True) & _among(
+            "title_key", {title_keys[r.arxiv_id] for r in records}
         )
     # Ordered by id so concurrent workers lock in the same order.
     return list(
@@ -275,6 +274,15 @@ def _lock_stored(
         .only("arxiv_id", *ARXIV_FIELDS)
         .order_by("pk")
     )
+
+
+def _among(field_name: str, values: Iterable[str]) -> Q:
+    """The paper's field is one of values: on PostgreSQL one array parameter,
+    not thousands of parameters, each costly to bind."""
+    if connection.vendor != "postgresql":
+        return Q(**{f"{field_name}__in": values})
+    column = connection.ops.quote_name(Paper._meta.get_field(field_name).column)
+    return Q(RawSQL(f"{column} = ANY(%s)", [list(values)], output_field=BooleanField()))  # noqa: S611
 
 
 def _stored_links(papers: list[Paper]) -> dict[int, list[CodeLink]]:
