@@ -86,6 +86,19 @@ TEMPLATES = [
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# A PostgreSQL read replica takes the reads (config/db_routers.py); a client's
+# reads stay on the primary for REPLICA_STICKY_SECONDS after it writes.
+DATABASE_REPLICA_URL = env("DATABASE_REPLICA_URL", default="")
+REPLICA_STICKY_SECONDS = env.int("REPLICA_STICKY_SECONDS", default=15)
+if DATABASE_REPLICA_URL:
+    DATABASES["replica"] = {
+        **env.db_url_config(DATABASE_REPLICA_URL),
+        "CONN_MAX_AGE": DATABASES["default"]["CONN_MAX_AGE"],
+        "CONN_HEALTH_CHECKS": True,
+        "TEST": {"MIRROR": "default"},
+    }
+    DATABASE_ROUTERS = ["config.db_routers.ReplicaRouter"]
+    MIDDLEWARE.insert(1, "config.db_routers.PrimaryAfterWriteMiddleware")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default="")

@@ -1,0 +1,151 @@
+"""Server time and SQL queries of each page, measured in-process on the benchmark database.
+
+    python -m bench.measure --requests 50 --output timings.json
+
+Run with DATABASE_URL pointing at the benchmark database (bench.run does).
+Each page is requested a few times to warm up, then timed around Django's
+test client: the whole request through the middleware, rendering included.
+Queries are counted on one more request.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import time
+from dataclasses import asdict, dataclass
+
+import django
+
+
+@dataclass(frozen=True)
+class Scenario:
+    group: str
+    label: str
+    path: str
+    target_ms: float
+    reader: bool = False  # requested as a logged-in reader with 30 subscriptions
+
+
+def scenarios(*, tag: str, category: str, common: str, rare: str, phrase: str) -> list[Scenario]:
+    list_ms, search_ms = 50, 150
+    return [
+        Scenario("list", "list, no filter", "/", list_ms),
+        Scenario("list", "tag", f"/?tag={tag}", list_ms),
+        Scenario("list", "category", f"/?category={category}", list_ms),
+        Scenario("list", "period 7d", "/?period=7d", list_ms),
+        Scenario("list", "from/to dates", "/?from=2021-03-01&to=2021-03-31", list_ms),
+        Scenario("list", "has code", "/?has_code=1", list_ms),
+        Scenario(
+            "list", "tag + period 30d + has code", f"/?tag={tag}&period=30d&has_code=1", list_ms
+        ),
+        Scenario("list", "tag page", f"/tags/{tag}/", list_ms),
+        Scenario("list", "category page", f"/categories/{category}/", list_ms),
+        Scenario("search", f"common word ({common})", f"/?q={common}", search_ms),
+        Scenario("search", f"rare word ({rare})", f"/?q={rare}", search_ms),
+        Scenario("search", f"phrase ({phrase})", f'/?q="{phrase.replace(" ", "+")}"', search_ms),
+        Scenario("search", "common word by relevance", f"/?q={common}&sort=relevance", search_ms),
+        Scenario("pages", "page 1", "/?page=1", list_ms),
+        Scenario("pages", "page 50", "/?page=50", list_ms),
+        Scenario("pages", "page 5,000", "/?page=5000", list_ms),
+        Scenario("paper", "paper page", "", 20),
+        Scenario("browse", "/tags/ with counts", "/tags/", 50),
+        Scenario("browse", "/categories/ with counts", "/categories/", 50),
+        Scenario("reader", "personal feed, 30 subscriptions", "/feed/", 80, reader=True),
+        Scenario("feeds", "/feeds/latest.rss", "/feeds/latest.rss", 50),
+    ]
+
+
+@dataclass
+class Timing:
+    group: str
+    label: str
+    path: str
+    target_ms: float
+    p50_ms: float
+    p95_ms: float
+    max_ms: float
+    queries: int
+    status: int
+
+
+def measure(scenario: Scenario, client, requests: int, warmup: int) -> Timing:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    for _ in range(warmup):
+        client.get(scenario.path)
+    times, status = [], 200
+    for _ in range(requests):
+        started = time.perf_counter()
+        response = client.get(scenario.path)
+        times.append((time.perf_counter() - started) * 1000)
+        if response.status_code != 200:
+            status = response.status_code
+    with CaptureQueriesContext(connection) as queries:
+        client.get(scenario.path)
+    times.sort()
+    return Timing(
+        group=scenario.group,
+        label=scenario.label,
+        path=scenario.path,
+        target_ms=scenario.target_ms,
+        p50_ms=statistics.median(times),
+        p95_ms=times[max(0, round(0.95 * len(times)) - 1)],
+        max_ms=times[-1],
+        queries=len(queries.captured_queries),
+        status=status,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=50)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--only", default="", help="measure only labels containing this")
+    parser.add_argument("--output", default="")
+    options = parser.parse_args()
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.db.models import Count
+    from django.test import Client
+
+    from catalog.models import Category, Paper, Tag
+
+    # A mid-sized tag and category: the busiest are easy for a newest-first scan.
+    tags = Tag.objects.annotate(n=Count("papers")).order_by("-n")
+    categories = Category.objects.annotate(n=Count("papers")).order_by("-n")
+    chosen = {
+        "tag": tags[10].slug,
+        "category": categories[5].code,
+        "common": "reasoning",
+        "rare": "thinkingtuning",
+        "phrase": "language models",
+    }
+    paper = Paper.objects.visible().order_by("-id")[1000]
+    anonymous, reader = Client(), Client()
+    reader.force_login(get_user_model().objects.get(username="reader1"))
+    results = []
+    for scenario in scenarios(**chosen):
+        if scenario.label == "paper page":
+            scenario = Scenario(**{**asdict(scenario), "path": paper.get_absolute_url()})
+        if options.only and options.only not in scenario.label:
+            continue
+        timing = measure(
+            scenario, reader if scenario.reader else anonymous, options.requests, options.warmup
+        )
+        results.append(asdict(timing))
+        print(
+            f"  {timing.label:40} p50 {timing.p50_ms:7.1f} ms  p95 {timing.p95_ms:7.1f} ms"
+            f"  {timing.queries:2} queries  {timing.status}",
+            flush=True,
+        )
+    if options.output:
+        with open(options.output, "w", encoding="utf-8") as out:
+            json.dump({"chosen": chosen, "timings": results}, out, indent=1)
+
+
+if __name__ == "__main__":
+    main()

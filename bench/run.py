@@ -1,0 +1,272 @@
+"""The catalog benchmark behind `make bench`: build, measure, write BENCHMARKS.md.
+
+    python -m bench.run --papers 1000000
+
+1. Builds the synthetic catalog in its own database (bench.corpus).
+2. Times every public page in-process, once with no cache and once with the
+   Redis catalog cache (bench.measure).
+3. Serves the site with gunicorn and loads the list page with wrk at
+   concurrency 16, with and without the cache.
+4. Runs the snapshot import benchmark (bench.snapshot_import), which writes
+   its own section of BENCHMARKS.md.
+5. Rewrites the "## Catalog at scale" section of BENCHMARKS.md and prints it.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import redis
+
+from bench import corpus, database
+
+BENCHMARKS = database.PROJECT / "BENCHMARKS.md"
+SECTION = "## Catalog at scale"
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/8")
+CONCURRENCY = 16
+LOAD_SECONDS = 20
+
+
+def measure(requests: int, *, cache_url: str, output: Path) -> dict:
+    if cache_url:
+        redis.Redis.from_url(cache_url).flushdb()
+    env = database.django_env(CATALOG_CACHE_URL=cache_url, REDIS_URL="")
+    subprocess.run(
+        [sys.executable, "-m", "bench.measure", "--requests", str(requests), "--output", output],
+        cwd=database.PROJECT,
+        env=env,
+        check=True,
+    )
+    return json.loads(output.read_text())
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def throughput(*, cache_url: str) -> dict:
+    """Requests a second on the list page through gunicorn, wrk at CONCURRENCY."""
+    if cache_url:
+        redis.Redis.from_url(cache_url).flushdb()
+    port = free_port()
+    workers = 2 * (os.cpu_count() or 1) + 1
+    server = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "config.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+            "--log-level",
+            "warning",
+        ],
+        cwd=database.PROJECT,
+        env=database.django_env(CATALOG_CACHE_URL=cache_url, REDIS_URL=""),
+    )
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        for _ in range(100):
+            try:
+                for _ in range(3 * workers):  # every worker connects and warms up
+                    urllib.request.urlopen(url, timeout=30).read()
+                break
+            except OSError:
+                time.sleep(0.3)
+        result = subprocess.run(
+            ["wrk", "-t2", f"-c{CONCURRENCY}", f"-d{LOAD_SECONDS}s", "--latency", url],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    errors = re.search(r"Socket errors: (.*)", result)
+    non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", result)
+    return {
+        "workers": workers,
+        "requests_per_second": float(re.search(r"Requests/sec:\s+([\d.]+)", result).group(1)),
+        "p50": re.search(r"50%\s+(\S+)", result).group(1),
+        "p99": re.search(r"99%\s+(\S+)", result).group(1),
+        "errors": (errors.group(1) if errors else "none")
+        + (f"; {non_2xx.group(1)} non-2xx" if non_2xx else ""),
+    }
+
+
+def snapshot_import() -> dict:
+    """Run the snapshot import benchmark; its figures, as it prints them."""
+    script = database.PROJECT / "bench" / "snapshot_import.py"
+    if not script.exists():
+        return {}
+    output = subprocess.run(
+        [sys.executable, "-m", "bench.snapshot_import"],
+        cwd=database.PROJECT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    print(output)
+    return dict(re.findall(r"^([^:\n]+):\s+(.+)$", output, flags=re.MULTILINE))
+
+
+def machine() -> str:
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    with database.psycopg.connect(database.server_conninfo("postgres")) as conn:
+        server = conn.execute("SHOW server_version").fetchone()[0]
+        shared = conn.execute("SHOW shared_buffers").fetchone()[0]
+    return (
+        f"{os.cpu_count()} cores, {memory:.0f} GB memory, PostgreSQL {server}"
+        f" (shared_buffers {shared}, otherwise as installed); load average at the end {load}"
+    )
+
+
+def verdict(value: float, target: float) -> str:
+    return "met" if value <= target else "**missed**"
+
+
+def report(
+    *,
+    papers: int,
+    rows: dict,
+    load_seconds: float,
+    plain: dict,
+    cached: dict,
+    loads: dict,
+    snapshot: dict,
+) -> str:
+    lines = [
+        SECTION,
+        "",
+        f"Written by `make bench` (`python -m bench.run --papers {papers}`) on"
+        f" {datetime.date.today().isoformat()}. N = {papers:,} papers; {machine()}.",
+        "",
+        f"The synthetic catalog ({rows['catalog_paperauthor']:,} author links to"
+        f" {rows['catalog_author']:,} authors, {rows['catalog_paper_categories']:,} category"
+        f" links over {rows['catalog_category']} categories, {rows['catalog_papertag']:,} tag"
+        f" links over {rows['catalog_tag']} tags, {rows['catalog_codelink']:,} code links,"
+        f" {rows['catalog_summary']:,} summaries, {rows['auth_user']:,} readers with"
+        f" {rows['accounts_subscription']:,} subscriptions) loaded by COPY in"
+        f" {load_seconds / 60:.1f} minutes, indexes and VACUUM ANALYZE included.",
+        "",
+        "Server time is measured in-process around Django's test client (middleware, queries"
+        f" and rendering), {plain['requests']} requests per page after warm-up, DEBUG off."
+        " *No cache*: the catalog cache is off, every request runs its queries (logged-in"
+        " readers always see this). *Cached*: the Redis catalog cache, as deployed, for an"
+        " anonymous reader. Queries are those of one uncached request.",
+        "",
+        "| page | URL | no cache p50 / p95 (ms) | cached p50 / p95 (ms) | queries | target p95"
+        " | no cache | cached |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    cached_by_label = {t["label"]: t for t in cached["timings"]}
+    worst_queries = 0
+    for timing in plain["timings"]:
+        hit = cached_by_label[timing["label"]]
+        worst_queries = max(worst_queries, timing["queries"])
+        lines.append(
+            f"| {timing['label']} | `{timing['path']}` | {timing['p50_ms']:.1f} /"
+            f" {timing['p95_ms']:.1f} | {hit['p50_ms']:.1f} / {hit['p95_ms']:.1f} |"
+            f" {timing['queries']} | {timing['target_ms']:.0f} ms |"
+            f" {verdict(timing['p95_ms'], timing['target_ms'])} |"
+            f" {verdict(hit['p95_ms'], timing['target_ms'])} |"
+        )
+    deep = {t["label"]: t["p95_ms"] for t in plain["timings"]}
+    lines += [
+        "",
+        f"Deep pages: page 5,000 p95 is {deep['page 5,000'] / deep['page 1']:.1f}x page 1's"
+        " without the cache (target: at most 2x).",
+        "",
+        f"Throughput on `/` through gunicorn ({loads['cached']['workers']} sync workers), wrk"
+        f" with {CONCURRENCY} connections for {LOAD_SECONDS} s (target: 200 requests a second,"
+        " no errors):",
+        "",
+        "| cache | requests/s | latency p50 | latency p99 | errors |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for name, result in loads.items():
+        lines.append(
+            f"| {name} | {result['requests_per_second']:.0f} | {result['p50']} |"
+            f" {result['p99']} | {result['errors']} |"
+        )
+    if snapshot:
+        lines += [
+            "",
+            "Snapshot import (from `bench/snapshot_import.py`, its own section below):"
+            f" {snapshot.get('import', '?')}; raw COPY {snapshot.get('raw COPY', '?')};"
+            f" import / raw COPY {snapshot.get('import / raw COPY', '?')};"
+            f" peak RSS {snapshot.get('peak RSS', '?')}.",
+        ]
+    lines += ["", f"Most SQL queries on one page: {worst_queries} (target: 8)."]
+    return "\n".join(lines) + "\n"
+
+
+def write_section(section: str) -> None:
+    """Replace this benchmark's section of BENCHMARKS.md, keeping every other section."""
+    text = BENCHMARKS.read_text(encoding="utf-8") if BENCHMARKS.exists() else "# Benchmarks\n"
+    parts = re.split(r"(?m)^(?=## )", text)
+    kept = [part for part in parts if not part.startswith(SECTION)]
+    head, rest = kept[0], kept[1:]
+    BENCHMARKS.write_text(
+        head.rstrip("\n") + "\n\n" + section + "".join("\n" + p.rstrip("\n") + "\n" for p in rest),
+        encoding="utf-8",
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--papers", type=int, default=1_000_000)
+    parser.add_argument("--requests", type=int, default=50)
+    options = parser.parse_args()
+    if not shutil.which("wrk"):
+        sys.exit("wrk is missing: apt-get install -y wrk")
+
+    print(f"Building {options.papers:,} papers in {database.BENCH_DATABASE}")
+    started = time.perf_counter()
+    conninfo = database.create()
+    database.migrate()
+    rows = corpus.load(conninfo, options.papers)
+    rows.update(database.add_readers())
+    load_seconds = time.perf_counter() - started
+    database.manage("collectstatic", "--noinput", "--verbosity", "0")
+
+    with tempfile.TemporaryDirectory() as workdir:
+        print("Server time, no cache")
+        plain = measure(options.requests, cache_url="", output=Path(workdir) / "plain.json")
+        print("Server time, Redis catalog cache")
+        cached = measure(
+            options.requests, cache_url=REDIS_URL, output=Path(workdir) / "cached.json"
+        )
+    plain["requests"] = options.requests
+    print("Throughput")
+    loads = {"none": throughput(cache_url=""), "Redis": throughput(cache_url=REDIS_URL)}
+    print("Snapshot import")
+    snapshot = snapshot_import()
+    section = report(
+        papers=options.papers,
+        rows=rows,
+        load_seconds=load_seconds,
+        plain=plain,
+        cached=cached,
+        loads={"cached": loads["Redis"], **loads},
+        snapshot=snapshot,
+    )
+    write_section(section)
+    print(section)
+
+
+if __name__ == "__main__":
+    main()

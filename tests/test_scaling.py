@@ -1,0 +1,215 @@
+"""What keeps the catalog fast at arXiv's size: capped counts, deep pages, the
+catalog cache and the read replica router."""
+
+import pytest
+import redis
+from django.core.cache import caches
+from django.db import connection
+from django.test import RequestFactory
+
+from catalog import cache as catalog_cache
+from catalog import pagination
+from catalog.models import Paper
+from config.db_routers import PrimaryAfterWriteMiddleware, ReplicaRouter
+from tests.factories import PaperFactory, TagFactory
+
+TEST_REDIS = "redis://127.0.0.1:6379/8"
+
+
+def listed_titles(response) -> list[str]:
+    return [paper.title for paper in response.context["page"].object_list]
+
+
+@pytest.fixture
+def small_exact_limit(monkeypatch):
+    monkeypatch.setattr(pagination, "EXACT_COUNT_LIMIT", 5)
+
+
+@pytest.mark.django_db
+def test_counts_past_the_limit_are_shown_as_about_with_no_last_link(
+    client, small_exact_limit, monkeypatch
+):
+    monkeypatch.setattr(pagination, "estimated_count", lambda rows: 1000)
+    PaperFactory.create_batch(30)
+
+    response = client.get("/?page=2")
+
+    html = response.content.decode()
+    assert "About 1,000 papers" in html
+    assert "Page 2 of about 50" in html
+    assert "Last »" not in html
+    assert len(listed_titles(response)) == 10
+
+
+@pytest.mark.django_db
+def test_counts_within_the_limit_stay_exact(client, small_exact_limit):
+    PaperFactory.create_batch(4)
+
+    html = client.get("/").content.decode()
+
+    assert "4 papers" in html
+    assert "About" not in html
+
+
+@pytest.mark.django_db
+def test_a_page_past_an_estimate_falls_back_to_the_real_last_page(client, small_exact_limit):
+    papers = PaperFactory.create_batch(25)
+
+    response = client.get("/?page=9")
+
+    assert response.status_code == 200
+    assert "There are only 2 pages; showing the last one." in response.content.decode()
+    oldest_five = sorted(papers, key=lambda p: (p.listed_at, p.pk))[:5]
+    assert listed_titles(response) == [p.title for p in reversed(oldest_five)]
+
+
+@pytest.mark.django_db
+def test_deep_pages_keep_order_filters_and_query_count(client, django_assert_num_queries):
+    tag = TagFactory()
+    tagged = PaperFactory.create_batch(45, tags=[tag])
+    PaperFactory.create_batch(5)
+    newest_first = sorted(tagged, key=lambda p: (p.listed_at, p.pk), reverse=True)
+
+    with django_assert_num_queries(8):
+        response = client.get(f"/?tag={tag.slug}&page=2")
+
+    assert listed_titles(response) == [p.title for p in newest_first[20:40]]
+    assert listed_titles(client.get(f"/?tag={tag.slug}&page=3")) == [
+        p.title for p in newest_first[40:]
+    ]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the estimate is PostgreSQL's")
+@pytest.mark.django_db
+def test_the_estimate_is_the_planners_rounded_to_two_figures():
+    PaperFactory.create_batch(3)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE catalog_paper")
+
+    estimate = pagination.estimated_count(Paper.objects.visible().values("pk"))
+
+    assert 1 <= estimate <= 100
+
+
+@pytest.fixture
+def redis_cache(settings):
+    """The catalog cache on this suite's own Redis database, emptied before and after."""
+    settings.CACHES = {
+        **settings.CACHES,
+        "catalog": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": TEST_REDIS,
+            "OPTIONS": {"IGNORE_EXCEPTIONS": True, "SOCKET_CONNECT_TIMEOUT": 0.5},
+        },
+    }
+    server = redis.Redis.from_url(TEST_REDIS)
+    server.flushdb()
+    yield caches["catalog"]
+    server.flushdb()
+
+
+@pytest.mark.django_db
+def test_anonymous_pages_come_from_the_cache_until_the_catalog_changes(
+    client, redis_cache, django_assert_num_queries
+):
+    paper = PaperFactory(title="First title")
+    client.get("/")
+
+    with django_assert_num_queries(0):
+        cached = client.get("/")
+    assert "First title" in cached.content.decode()
+
+    paper.title = "Second title"
+    paper.save()
+    # The bump waits for the commit, which the test's transaction never makes.
+    catalog_cache.bump_catalog_version()
+
+    assert "Second title" in client.get("/").content.decode()
+
+
+@pytest.mark.django_db
+def test_a_cached_page_carries_each_readers_own_csrf_token(client, redis_cache):
+    PaperFactory()
+    first = client.get("/").content.decode()
+    other = type(client)()
+
+    second = other.get("/").content.decode()
+
+    tokens = [catalog_cache.CSRF_INPUT.findall(page) for page in (first, second)]
+    assert tokens[0] and tokens[1]
+    assert catalog_cache.CSRF_PLACEHOLDER not in second
+    assert set(tokens[0]).isdisjoint(tokens[1])
+    assert other.cookies["csrftoken"].value
+
+
+@pytest.mark.django_db
+def test_logged_in_readers_are_never_served_cached_pages(client, redis_cache, django_user_model):
+    PaperFactory()
+    client.get("/")
+    user = django_user_model.objects.create_user("reader", "reader@example.org", "pw-long-enough")
+    client.force_login(user)
+
+    assert 'action="/accounts/logout/"' in client.get("/").content.decode()
+
+
+@pytest.mark.django_db
+def test_tag_counts_are_cached_per_catalog_version(client, redis_cache, django_assert_num_queries):
+    tag = TagFactory(name="Agents")
+    PaperFactory.create_batch(2, tags=[tag])
+    client.get("/tags/")
+    catalog_cache.bump_catalog_version()
+    PaperFactory(tags=[tag])
+
+    html = client.get("/tags/").content.decode()
+
+    assert "3 papers" in html
+
+
+@pytest.mark.django_db
+def test_a_redis_that_is_down_only_costs_the_cache(client, settings):
+    settings.CACHES = {
+        **settings.CACHES,
+        "catalog": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",
+            "OPTIONS": {"IGNORE_EXCEPTIONS": True, "SOCKET_CONNECT_TIMEOUT": 0.2},
+        },
+    }
+    PaperFactory(title="Still served")
+
+    response = client.get("/")
+
+    assert response.status_code == 200
+    assert "Still served" in response.content.decode()
+    catalog_cache.bump_catalog_version()
+
+
+def test_reads_go_to_the_replica_and_writes_to_the_primary():
+    router = ReplicaRouter()
+
+    assert router.db_for_read(Paper) == "replica"
+    assert router.db_for_write(Paper) == "default"
+    assert router.allow_migrate("replica", "catalog") is False
+
+
+def test_a_client_reads_from_the_primary_after_writing(settings):
+    settings.REPLICA_STICKY_SECONDS = 15
+    router, seen = ReplicaRouter(), []
+
+    def view(request):
+        from django.http import HttpResponse
+
+        seen.append(router.db_for_read(Paper))
+        return HttpResponse()
+
+    middleware = PrimaryAfterWriteMiddleware(view)
+    factory = RequestFactory()
+    posted = middleware(factory.post("/saved/1/save/"))
+    middleware(factory.get("/"))
+    sticky = factory.get("/")
+    sticky.COOKIES[PrimaryAfterWriteMiddleware.COOKIE] = posted.cookies["use_primary"].value
+    middleware(sticky)
+
+    assert seen == ["default", "replica", "default"]
+    assert posted.cookies["use_primary"]["max-age"] == 15
+    assert router.db_for_read(Paper) == "replica"
