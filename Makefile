@@ -8,7 +8,7 @@ PORT ?= 8000
 
 export DEBUG ?= 1
 
-.PHONY: run test lint format migrate demo worker beat clean bench-import
+.PHONY: run test lint format migrate demo worker beat clean bench-import bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,13 @@ beat: $(VENV)/.installed
 # Snapshot import speed against a raw COPY, in a scratch database (see BENCHMARKS.md).
 bench-import: $(VENV)/.installed
 	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/python -m bench.snapshot_import
+
+# The catalog at arXiv's size: N synthetic papers in a scratch database, every
+# page timed, the list loaded with wrk, the snapshot import benchmark; writes
+# BENCHMARKS.md (about 25 minutes at a million papers).
+N ?= 1000000
+bench: $(VENV)/.installed $(WRK)
+	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/python -m bench.run --papers $(N)
 
 clean:
 	rm -rf $(VENV) db.sqlite3 .smoke.sqlite3 staticfiles
