@@ -1,14 +1,16 @@
 import datetime
 import gzip
 import io
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
 
-from catalog.models import Paper
+from catalog.models import Author, Paper
 from ingest.models import IngestRun, TagRule
+from ingest.snapshot import build_record
 from tests.factories import TagFactory
 
 SAMPLE = Path(__file__).parent / "data" / "snapshot" / "sample.jsonl"
@@ -137,3 +139,99 @@ def test_imported_papers_get_the_tags_of_matching_rules():
     import_snapshot(str(SAMPLE))
 
     assert list(tag.papers.values_list("arxiv_id", flat=True)) == ["2501.12948"]
+
+
+def snapshot_line(n: int) -> str:
+    return json.dumps(
+        {
+            "id": f"2401.{n:05d}",
+            "title": f"Paper number {n}",
+            "abstract": f"We study case {n}. Code: github.com/lab/case-{n}",
+            "authors_parsed": [["Author", "Shared", ""], [f"Own{n}", "Author", ""]],
+            "categories": "cs.CL cs.LG",
+            "versions": [{"version": "v1", "created": "Mon, 8 Jan 2024 10:00:00 GMT"}],
+        }
+    )
+
+
+def write_snapshot(path: Path, count: int, broken: dict[int, str]) -> Path:
+    lines = [broken.get(number, snapshot_line(number)) for number in range(1, count + 1)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_workers_store_every_batch_and_report_skips_in_file_order(tmp_path):
+    snapshot = write_snapshot(
+        tmp_path / "snapshot.jsonl",
+        40,
+        broken={10: "{not json", 26: json.dumps({"id": "2401.00026", "title": ""})},
+    )
+
+    stdout, stderr = import_snapshot(str(snapshot), "--batch-size", "4", "--workers", "2")
+
+    assert [line.split(",")[0] for line in stderr.splitlines()] == [
+        "line 10: skipped",
+        "line 26: skipped",
+    ]
+    assert "38 papers read: 38 created, 0 updated, 0 unchanged; 2 lines skipped." in stdout
+    run = IngestRun.objects.get()
+    assert (run.status, run.fetched, run.created, run.skipped) == (
+        IngestRun.Status.PARTIAL,
+        38,
+        38,
+        2,
+    )
+    assert len(stored_ids()) == 38
+    shared = Author.objects.get(name="Shared Author")
+    assert shared.papers.count() == 38
+    paper = Paper.objects.get(arxiv_id="2401.00007")
+    assert paper.author_names == "Shared Author, Author Own7"
+    assert list(paper.code_links.values_list("url", flat=True)) == ["https://github.com/lab/case-7"]
+    assert sorted(paper.categories.values_list("code", flat=True)) == ["cs.CL", "cs.LG"]
+
+    stdout, _ = import_snapshot(str(snapshot), "--batch-size", "4", "--workers", "2")
+
+    assert "38 papers read: 0 created, 0 updated, 38 unchanged" in stdout
+    assert Paper.objects.count() == 38
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_that_fails_fails_the_run(tmp_path, monkeypatch):
+    def lost_database(records):
+        raise ConnectionError("the database went away")
+
+    # The workers are forked from this process, so they inherit the patch.
+    monkeypatch.setattr("ingest.snapshot.upsert_records", lost_database)
+    snapshot = write_snapshot(tmp_path / "snapshot.jsonl", 12, broken={})
+
+    with pytest.raises(ConnectionError, match="the database went away"):
+        import_snapshot(str(snapshot), "--batch-size", "4", "--workers", "2")
+
+    run = IngestRun.objects.get()
+    assert run.status == IngestRun.Status.FAILED
+    assert run.error == "ConnectionError: the database went away"
+    assert not Paper.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("abstract", "links"),
+    [
+        ("Our code: GitHub.com/Lab/Tool.", ["https://github.com/Lab/Tool"]),
+        ("See HTTPS://lab.example/tool for the data.", ["https://lab.example/tool"]),
+        ("We prove a bound on github stars and gitlab use.", []),
+    ],
+)
+def test_code_links_are_found_in_any_spelling(abstract, links):
+    record = build_record(
+        arxiv_id="2401.00001",
+        version=1,
+        title="A paper",
+        abstract=abstract,
+        authors=["Ada Lovelace"],
+        categories=["cs.SE"],
+    )
+
+    assert [url for url, _ in record.code_urls] == links
