@@ -5,6 +5,7 @@ from collections.abc import Iterable, Sequence
 from django.db import transaction
 from django.utils import timezone
 
+from catalog.cache import bump_catalog_version
 from catalog.models import (
     Author,
     Category,
@@ -65,6 +66,7 @@ def add_tag(papers: Iterable[Paper], tag: Tag) -> int:
     """Tag the papers; papers already carrying the tag keep their original date."""
     rows = [PaperTag(paper=paper, tag=tag, added_at=timezone.now()) for paper in papers]
     created = PaperTag.objects.bulk_create(rows, ignore_conflicts=True)
+    transaction.on_commit(bump_catalog_version)  # bulk_create sends no post_save
     return len(created)
 
 

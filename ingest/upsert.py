@@ -19,6 +19,7 @@ from django.db.models import BooleanField, Field, Model, Q
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
+from catalog.cache import bump_catalog_version
 from catalog.models import (
     Author,
     Category,
@@ -103,6 +104,8 @@ def upsert_records(records: Sequence[ArxivRecord], *, tags: Sequence[Tag] = ()) 
         )
     title_keys = {r.arxiv_id: title_key(r.title) for r in latest}
     with transaction.atomic():
+        # Bulk writes send no model signals: cached catalog pages go stale here.
+        transaction.on_commit(bump_catalog_version)
         pending, match_titles = latest, True
         tagged_ids: list[int] = []
         for _ in range(MAX_ROUNDS):
