@@ -1,5 +1,6 @@
 """Reads for the public pages; each owns the joins its page needs."""
 
+from django.conf import settings
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.http import QueryDict
 from django.utils import translation
@@ -16,7 +17,7 @@ def filter_papers(params: QueryDict, *, papers: QuerySet[Paper] | None = None) -
 
 def with_list_related(papers: QuerySet[Paper]) -> QuerySet[Paper]:
     """What a list entry shows, in a fixed number of queries whatever the page size."""
-    return papers.select_related("primary_category").prefetch_related(
+    related = [
         Prefetch(
             "paperauthor_set",
             queryset=PaperAuthor.objects.select_related("author").order_by("position"),
@@ -28,7 +29,11 @@ def with_list_related(papers: QuerySet[Paper]) -> QuerySet[Paper]:
             queryset=CodeLink.objects.filter(kind=CodeLink.Kind.OFFICIAL).order_by("id"),
             to_attr="official_code_links",
         ),
-    )
+    ]
+    if settings.PREVIEW_LIST_THUMBNAILS:
+        first_pages = PaperImage.objects.filter(kind=PaperImage.Kind.FIRST_PAGE, position=0)
+        related.append(Prefetch("images", queryset=first_pages, to_attr="thumbnails"))
+    return papers.select_related("primary_category").prefetch_related(*related)
 
 
 def paper_for_page(papers: QuerySet[Paper]) -> QuerySet[Paper]:

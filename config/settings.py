@@ -335,6 +335,8 @@ SUMMARY_AUTO_TAGS = env.list("SUMMARY_AUTO_TAGS", default=[])
 SUMMARY_AUTO_PUBLISH = env.bool("SUMMARY_AUTO_PUBLISH", default=False)
 SUMMARY_RATE_LIMIT = env("SUMMARY_RATE_LIMIT", default="10/m")
 PREVIEW_AUTO = env.bool("PREVIEW_AUTO", default=True)
+# Show each paper's first page as a thumbnail in lists (one more query a page).
+PREVIEW_LIST_THUMBNAILS = env.bool("PREVIEW_LIST_THUMBNAILS", default=False)
 PREVIEW_MAX_PDF_BYTES = env.int("PREVIEW_MAX_PDF_BYTES", default=40 * 1024 * 1024)
 PREVIEW_TIMEOUT = env.float("PREVIEW_TIMEOUT", default=60.0)
 PREVIEW_PAGE_WIDTH = env.int("PREVIEW_PAGE_WIDTH", default=1000)

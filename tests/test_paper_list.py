@@ -3,7 +3,7 @@ import datetime
 import pytest
 from django.utils import timezone
 
-from catalog.models import Paper
+from catalog.models import Paper, PaperImage
 from tests.factories import CategoryFactory, CodeLinkFactory, PaperFactory, TagFactory
 
 pytestmark = pytest.mark.django_db
@@ -205,3 +205,19 @@ def test_filtered_list_query_count_is_fixed(client, django_assert_num_queries):
     with django_assert_num_queries(8):
         client.get(f"/?tag={tag.slug}&period=30d&q=reasoning")
     assert Paper.objects.count() == 30
+
+
+def test_first_page_thumbnails_in_lists_are_a_setting(client, settings):
+    paper = PaperFactory(title="Pictured")
+    PaperImage.objects.create(
+        paper=paper, kind=PaperImage.Kind.FIRST_PAGE, image="previews/1/page.png", width=300
+    )
+    PaperImage.objects.create(paper=paper, kind=PaperImage.Kind.FIGURE, image="previews/1/f.png")
+
+    settings.PREVIEW_LIST_THUMBNAILS = False
+    assert "paper-thumbnail" not in client.get("/?q=pictured").content.decode()
+
+    settings.PREVIEW_LIST_THUMBNAILS = True
+    html = client.get("/?q=pictured&sort=newest").content.decode()
+    assert html.count('class="paper-thumbnail"') == 1
+    assert 'src="/media/previews/1/page.png"' in html
