@@ -270,7 +270,7 @@ def main() -> None:
         write_snapshot(snapshot, options.records)
         size_mb = snapshot.stat().st_size / 1e6
         with psycopg.connect(admin_conninfo, autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE}")
+            admin.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
             admin.execute(f"CREATE DATABASE {BENCH_DATABASE}")
         try:
             import django
@@ -327,9 +327,10 @@ def main() -> None:
     )
     print(f"import / COPY into catalog_paper: {import_rate / catalog_copy_rate:.2f} (the target's)")
     print(f"import / COPY into plain table:   {import_rate / copy_rate:.2f}")
+    workers_rss = f", workers {worker_rss_peak:.0f} MB each at most" if workers > 1 else ""
     print(
-        f"peak RSS:                {rss_peak:.0f} MB (before the import: {rss_before:.0f} MB),"
-        f" workers {worker_rss_peak:.0f} MB each at most"
+        f"peak RSS:                {rss_peak:.0f} MB (before the import: {rss_before:.0f} MB)"
+        + workers_rss
     )
     print(f"load average:            {load_before:.1f} before, {load_after:.1f} after")
     print(f"machine:                 {os.cpu_count()} cores, {_memory_gb():.0f} GB memory")
