@@ -120,3 +120,27 @@ def reset_sequences(cursor: psycopg.Cursor) -> None:
                 " coalesce((SELECT max(id) FROM {table}), 0) + 1, false)"
             ).format(table_literal=sql.Literal(table), table=sql.Identifier(table))
         )
+
+
+def row_counts() -> dict[str, int]:
+    tables = [
+        "catalog_category",
+        "catalog_author",
+        "catalog_tag",
+        "catalog_paper",
+        "catalog_paperauthor",
+        "catalog_paper_categories",
+        "catalog_papertag",
+        "catalog_codelink",
+        "catalog_summary",
+        "auth_user",
+        "accounts_profile",
+        "accounts_subscription",
+    ]
+    with psycopg.connect(server_conninfo(BENCH_DATABASE)) as conn:
+        return {
+            table: conn.execute(
+                sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(table))
+            ).fetchone()[0]
+            for table in tables
+        }
