@@ -1,8 +1,9 @@
 """Importing arXiv's metadata snapshot: one JSON object per line, about 5 GB.
 
-The file is streamed line by line and stored in batches, so memory stays
-flat however large it is. Lines that cannot be read are reported with their
-line number and counted, never fatal.
+The file is streamed and stored in batches of lines, so memory stays flat
+however large it is; worker processes parse and store batches side by side.
+Lines that cannot be read are reported with their line number and counted,
+never fatal.
 """
 
 import datetime
@@ -14,6 +15,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -277,22 +279,24 @@ def import_snapshot(
         kind=IngestRun.Kind.SNAPSHOT, query=_describe(path, record_filter, limit)
     )
     batches = read_batches(path, batch_size=batch_size)
+    if workers > 1 and limit is None and not connection.in_atomic_block:
+        outcomes = _store_in_workers(batches, record_filter=record_filter, workers=workers)
+    else:
+        outcomes = _store_here(batches, record_filter=record_filter, limit=limit)
     try:
-        if workers > 1 and limit is None and not connection.in_atomic_block:
-            outcomes = _store_in_workers(batches, record_filter=record_filter, workers=workers)
-        else:
-            outcomes = _store_here(batches, record_filter=record_filter, limit=limit)
-        for batch, outcome in outcomes:
-            run.fetched += outcome.fetched
-            run.created += outcome.created
-            run.updated += outcome.updated
-            run.unchanged += outcome.unchanged
-            run.skipped += len(outcome.skipped)
-            for skipped in outcome.skipped:
-                on_skip(skipped)
-            on_progress(batch.size)
-            # Saved after each batch so the admin shows how far a long import has got.
-            run.save(update_fields=["fetched", "created", "updated", "unchanged", "skipped"])
+        # Closed at once on a failure, so that workers stop rather than store what is queued.
+        with closing(outcomes):
+            for batch, outcome in outcomes:
+                run.fetched += outcome.fetched
+                run.created += outcome.created
+                run.updated += outcome.updated
+                run.unchanged += outcome.unchanged
+                run.skipped += len(outcome.skipped)
+                for skipped in outcome.skipped:
+                    on_skip(skipped)
+                on_progress(batch.size)
+                # Saved after each batch so the admin shows how far a long import has got.
+                run.save(update_fields=["fetched", "created", "updated", "unchanged", "skipped"])
     except BaseException as err:
         run.status = IngestRun.Status.FAILED
         run.error = f"{type(err).__name__}: {err}"
