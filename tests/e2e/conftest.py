@@ -5,7 +5,6 @@ data with factories and read sent mail from django.core.mail.outbox.
 A failing test leaves a screenshot of its page in test-artifacts/.
 """
 
-import os
 import re
 from pathlib import Path
 
@@ -32,9 +31,15 @@ document.addEventListener("securitypolicyviolation", (event) => {
 });
 """
 
-# Playwright's sync API keeps an event loop in this thread between calls;
-# the ORM calls the tests make between browser steps are still synchronous.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+@pytest.fixture(scope="package", autouse=True)
+def allow_orm_beside_playwright():
+    """Playwright's sync API keeps an event loop in this thread between calls;
+    the ORM calls the tests make between browser steps are still synchronous.
+    Only these tests: a later subprocess must not inherit the switch."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        yield
 
 
 @pytest.hookimpl(wrapper=True)
@@ -45,7 +50,9 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
-@pytest.fixture(scope="session")
+# Per module, not per session: Playwright's event loop must not outlive the
+# browser tests, or later tests that run async code in this thread would meet it.
+@pytest.fixture(scope="module")
 def browser():
     from playwright.sync_api import sync_playwright
 
