@@ -124,7 +124,7 @@ def test_digest_email_is_inert(hostile, reader):
     now = timezone.now()
     digest = selectors.digest(user=reader, since=now - datetime.timedelta(days=2), until=now)
 
-    emails.send_digest(user=reader, digest=digest, unsubscribe_token="token")
+    emails.send_digest(user=reader, digest=digest, unsubscribe_token="token", language="en")
 
     (body, mimetype) = mail.outbox[0].alternatives[0]
     assert mimetype == "text/html"
