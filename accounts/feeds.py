@@ -79,7 +79,8 @@ class TagFeed(PaperFeed):
         return tag.get_absolute_url()
 
     def description(self, tag: Tag) -> str:
-        return tag.description or f"The newest papers tagged {tag.name}."
+        # Feed readers render descriptions as HTML; a curator's text is shown as written.
+        return escape(tag.description or f"The newest papers tagged {tag.name}.")
 
 
 class CategoryFeed(PaperFeed):

@@ -67,6 +67,15 @@ def test_tag_and_category_feeds(client, fmt):
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
+def test_a_tag_description_is_shown_as_text(client, fmt):
+    tag = TagFactory(description="Agents <b>that act</b>")
+
+    feed = parse(client.get(f"/feeds/tags/{tag.slug}.{fmt}"))
+
+    assert feed.feed.subtitle == "Agents &lt;b&gt;that act&lt;/b&gt;"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
 def test_search_feed_takes_the_list_parameters(client, fmt):
     tag = TagFactory()
     PaperFactory(title="Sparse attention for long context", tags=[tag])
