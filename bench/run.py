@@ -99,8 +99,8 @@ def throughput(*, cache_url: str) -> dict:
     return {
         "workers": workers,
         "requests_per_second": float(re.search(r"Requests/sec:\s+([\d.]+)", result).group(1)),
-        "p50": re.search(r"50%\s+(\S+)", result).group(1),
-        "p99": re.search(r"99%\s+(\S+)", result).group(1),
+        "p50": re.search(r"(?m)^\s+50%\s+(\S+)", result).group(1),
+        "p99": re.search(r"(?m)^\s+99%\s+(\S+)", result).group(1),
         "errors": (errors.group(1) if errors else "none")
         + (f"; {non_2xx.group(1)} non-2xx" if non_2xx else ""),
     }
