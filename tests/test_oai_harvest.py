@@ -78,7 +78,8 @@ def oai_server():
     client = OaiClient(
         base_url=url,
         user_agent="Papershelf-test/1.0 (mailto:test@example.org)",
-        timeout=0.3,
+        # Generous, so a busy machine never turns a scripted answer into a timeout.
+        timeout=10,
         delay_seconds=3,
         max_retries=2,
         retry_base_wait=1,
@@ -220,7 +221,8 @@ def test_expired_token_starts_the_period_over(oai_server):
 
 @pytest.mark.django_db
 def test_timeouts_are_retried_with_backoff(oai_server):
-    oai_server.script.extend([{"status": 200, "body": NO_RECORDS, "delay": 1}, ok(NO_RECORDS)])
+    oai_server.client.timeout = 0.5
+    oai_server.script.extend([{"status": 200, "body": NO_RECORDS, "delay": 3}, ok(NO_RECORDS)])
 
     run = harvest(from_date=MAY_21, client=oai_server.client)
 
