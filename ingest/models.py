@@ -82,6 +82,19 @@ class IngestRun(models.Model):
         label = self.source.name if self.source_id else self.query or self.get_kind_display()
         return f"{label} at {self.started_at:%Y-%m-%d %H:%M}"
 
+    def record_end(self, *, error: BaseException | None = None) -> None:
+        """Close a bulk run: failed with the error, finished with errors if
+        anything was skipped, otherwise succeeded."""
+        if error is not None:
+            self.status = self.Status.FAILED
+            self.error = f"{type(error).__name__}: {error}"
+        elif self.skipped:
+            self.status = self.Status.PARTIAL
+        else:
+            self.status = self.Status.SUCCEEDED
+        self.finished_at = timezone.now()
+        self.save()
+
 
 class TagRule(models.Model):
     """Tags papers automatically at ingest.

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 import requests
 from django.conf import settings
-from django.utils import timezone
 from lxml import etree
 
 from ingest.arxiv_api import parse_retry_after
@@ -247,14 +246,9 @@ def harvest(
             if state.completed:
                 break
     except BaseException as err:
-        run.status = IngestRun.Status.FAILED
-        run.error = f"{type(err).__name__}: {err}"
-        run.finished_at = timezone.now()
-        run.save()
+        run.record_end(error=err)
         raise
-    run.status = IngestRun.Status.PARTIAL if run.skipped else IngestRun.Status.SUCCEEDED
-    run.finished_at = timezone.now()
-    run.save()
+    run.record_end()
     return run
 
 

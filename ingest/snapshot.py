@@ -22,7 +22,6 @@ from pathlib import Path
 
 import orjson
 from django.db import connection, connections
-from django.utils import timezone
 from pylatexenc.latex2text import LatexNodes2Text
 
 from catalog import arxiv_ids
@@ -298,14 +297,9 @@ def import_snapshot(
                 # Saved after each batch so the admin shows how far a long import has got.
                 run.save(update_fields=["fetched", "created", "updated", "unchanged", "skipped"])
     except BaseException as err:
-        run.status = IngestRun.Status.FAILED
-        run.error = f"{type(err).__name__}: {err}"
-        run.finished_at = timezone.now()
-        run.save()
+        run.record_end(error=err)
         raise
-    run.status = IngestRun.Status.PARTIAL if run.skipped else IngestRun.Status.SUCCEEDED
-    run.finished_at = timezone.now()
-    run.save()
+    run.record_end()
     return run
 
 
