@@ -17,6 +17,7 @@ from catalog.models import (
     Tag,
     normalize_name,
 )
+from catalog.taxonomy import category_name
 
 
 def upsert_authors(names: Sequence[str]) -> list[Author]:
@@ -58,7 +59,9 @@ def set_authors(paper: Paper, names: Sequence[str]) -> None:
 
 def upsert_categories(codes: Iterable[str]) -> dict[str, Category]:
     wanted = list(dict.fromkeys(code.strip() for code in codes if code and code.strip()))
-    Category.objects.bulk_create([Category(code=code) for code in wanted], ignore_conflicts=True)
+    Category.objects.bulk_create(
+        [Category(code=code, name=category_name(code)) for code in wanted], ignore_conflicts=True
+    )
     return Category.objects.in_bulk(wanted, field_name="code")
 
 

@@ -1,5 +1,6 @@
 import pytest
 
+from catalog.services import upsert_categories
 from tests.factories import CategoryFactory, PaperFactory, TagFactory
 
 pytestmark = pytest.mark.django_db
@@ -56,3 +57,11 @@ def test_category_page_filters_and_combines_with_other_filters(client):
 
 def test_healthz(client):
     assert client.get("/healthz").json() == {"status": "ok"}
+
+
+def test_categories_get_arxivs_human_names():
+    categories = upsert_categories(["cs.CL", "hep-ex", "cmp-lg"])
+
+    assert categories["cs.CL"].name == "Computation and Language"
+    assert categories["hep-ex"].name == "High Energy Physics - Experiment"
+    assert categories["cmp-lg"].name == ""
