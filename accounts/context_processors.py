@@ -18,7 +18,11 @@ def reader(request: HttpRequest) -> dict:
     user = request.user
     if not user.is_authenticated:
         return {"subscribed": ReaderState(), "saved_paper_ids": frozenset()}
+    # Both come from one query, made when a template first asks for either.
+    ids = SimpleLazyObject(lambda: selectors.reader_ids(user=user))
     return {
-        "subscribed": SimpleLazyObject(lambda: ReaderState(**selectors.subscribed_ids(user=user))),
-        "saved_paper_ids": SimpleLazyObject(lambda: selectors.saved_paper_ids(user=user)),
+        "subscribed": SimpleLazyObject(
+            lambda: ReaderState(tag_ids=ids["tag_ids"], category_ids=ids["category_ids"])
+        ),
+        "saved_paper_ids": SimpleLazyObject(lambda: ids["saved_paper_ids"]),
     }

@@ -91,7 +91,8 @@ def feed(request: HttpRequest) -> HttpResponse:
         template="accounts/feed.html",
         context={"new_since": new_since, "private_feed_token": profile.feed_token},
     )
-    services.record_feed_visit(profile=profile, new_since=new_since, now=now)
+    if selectors.feed_visit_changed(profile=profile, new_since=new_since, now=now):
+        services.record_feed_visit(profile=profile, new_since=new_since, now=now)
     return response
 
 

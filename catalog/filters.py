@@ -7,9 +7,10 @@ import django_filters
 from django import forms
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection
-from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Value
 from django.forms.utils import flatatt
 from django.utils import timezone
+from django.utils.functional import SimpleLazyObject
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_lazy as _
@@ -106,10 +107,12 @@ class PaperFilter(django_filters.FilterSet):
     def form(self) -> forms.Form:
         if not hasattr(self, "_form"):
             form = super().form
-            # The options shown come from the cache, read only when the select
-            # is rendered; a chosen value is still checked against the database.
-            form.fields["tag"].widget.choices = tag_options
-            form.fields["category"].widget.choices = category_options
+            # The options shown come from the cache, read only when a select
+            # is rendered, both selects' in one query; a chosen value is still
+            # checked against the database.
+            options = SimpleLazyObject(filter_options)
+            form.fields["tag"].widget.choices = lambda: options["tag"]
+            form.fields["category"].widget.choices = lambda: options["category"]
         return self._form
 
     def filter_period(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
@@ -221,14 +224,21 @@ class PaperFilter(django_filters.FilterSet):
         return self._sorted_qs
 
 
-def tag_options() -> list[tuple[str, str]]:
-    return cached_read("tag-options", lambda: list(Tag.objects.values_list("slug", "name")))
+def filter_options() -> dict[str, list[tuple[str, str]]]:
+    """The tag select's (slug, name) and the category select's (code, code) options."""
+    return cached_read("filter-options", _read_filter_options)
 
 
-def category_options() -> list[tuple[str, str]]:
-    return cached_read(
-        "category-options", lambda: list(Category.objects.values_list("code", "code"))
-    )
+def _read_filter_options() -> dict[str, list[tuple[str, str]]]:
+    tags = Tag.objects.order_by().values_list(Value("tag"), "slug", "name")
+    categories = Category.objects.order_by().values_list(Value("category"), "code", "code")
+    options: dict[str, list[tuple[str, str]]] = {"tag": [], "category": []}
+    # One query for both lists; UNION drops each table's order, so sort here.
+    for kind, value, label in tags.union(categories, all=True):
+        options[kind].append((value, label))
+    options["tag"].sort(key=lambda option: (option[1].casefold(), option[1]))
+    options["category"].sort()
+    return options
 
 
 def start_of_day(day: datetime.date) -> datetime.datetime:

@@ -12,10 +12,17 @@ import math
 
 from django.core.paginator import EmptyPage, Page, Paginator
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import IntegerField, QuerySet, Subquery
 from django.utils.functional import cached_property
 
 EXACT_COUNT_LIMIT = 1000
+
+
+class RowCount(Subquery):
+    """How many rows a queryset has, as a scalar subquery of another query."""
+
+    template = "(SELECT COUNT(*) FROM (%(subquery)s) AS counted)"
+    output_field = IntegerField()
 
 
 class CatalogPaginator(Paginator):
@@ -25,14 +32,20 @@ class CatalogPaginator(Paginator):
 
     @cached_property
     def count(self) -> int:
+        """Only asked for when the page has no rows to carry the count (see page())."""
+        return self._total(self._counted_rows().count())
+
+    def _counted_rows(self) -> QuerySet:
         rows = self.object_list.order_by().values("pk")
         if connection.vendor != "postgresql":
-            return rows.count()
-        capped = rows[: EXACT_COUNT_LIMIT + 1].count()
-        if capped <= EXACT_COUNT_LIMIT:
+            return rows  # no estimate to fall back on: always counted exactly
+        return rows[: EXACT_COUNT_LIMIT + 1]
+
+    def _total(self, capped: int) -> int:
+        if connection.vendor != "postgresql" or capped <= EXACT_COUNT_LIMIT:
             return capped
         self.count_is_exact = False
-        return max(estimated_count(rows), EXACT_COUNT_LIMIT + 1)
+        return max(estimated_count(self.object_list.order_by().values("pk")), capped)
 
     def validate_number(self, number: int) -> int:
         self.count  # noqa: B018 - counting decides whether the count is exact
@@ -42,15 +55,20 @@ class CatalogPaginator(Paginator):
         return super().validate_number(number)
 
     def page(self, number: int) -> Page:
-        number = self.validate_number(number)
+        number = int(number)
         offset = (number - 1) * self.per_page
-        papers = self.object_list
-        if offset:
+        # Each row carries the capped count, computed once by PostgreSQL as an
+        # uncorrelated subquery: the count costs no query of its own.
+        papers = self.object_list.annotate(capped_count=RowCount(self._counted_rows()))
+        if offset > 0:
             # The offset is walked over ids alone, then only the page's rows are read.
-            ids = papers.values("pk")[offset : offset + self.per_page]
+            ids = self.object_list.values("pk")[offset : offset + self.per_page]
             rows = list(papers.filter(pk__in=ids))
         else:
             rows = list(papers[: self.per_page])
+        if rows and "count" not in self.__dict__:
+            self.count = self._total(rows[0].capped_count)
+        number = self.validate_number(number)
         if not rows and number > 1 and not self.count_is_exact:
             self.settle_count()
             raise EmptyPage("That page contains no results")

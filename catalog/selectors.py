@@ -1,10 +1,12 @@
 """Reads for the public pages; each owns the joins its page needs."""
 
 from django.conf import settings
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.http import QueryDict
 from django.utils import translation
 
+from accounts.models import SavedPaper, Subscription
 from catalog.cache import cached_read
 from catalog.filters import PaperFilter
 from catalog.models import Category, CodeLink, Paper, PaperAuthor, PaperImage, Summary, Tag
@@ -24,28 +26,43 @@ def with_list_related(papers: QuerySet[Paper]) -> QuerySet[Paper]:
             to_attr="ordered_authors",
         ),
         Prefetch("tags", queryset=Tag.objects.order_by("name")),
-        Prefetch(
-            "code_links",
-            queryset=CodeLink.objects.filter(kind=CodeLink.Kind.OFFICIAL).order_by("id"),
-            to_attr="official_code_links",
-        ),
     ]
     if settings.PREVIEW_LIST_THUMBNAILS:
         first_pages = PaperImage.objects.filter(kind=PaperImage.Kind.FIRST_PAGE, position=0)
         related.append(Prefetch("images", queryset=first_pages, to_attr="thumbnails"))
-    return papers.select_related("primary_category").prefetch_related(*related)
+    # An entry links one official repository: a subquery, not a query of its own.
+    official_code = CodeLink.objects.filter(paper=OuterRef("pk"), kind=CodeLink.Kind.OFFICIAL)
+    return (
+        papers.select_related("primary_category")
+        .annotate(official_code_url=Subquery(official_code.order_by("id").values("url")[:1]))
+        .prefetch_related(*related)
+    )
 
 
-def paper_for_page(papers: QuerySet[Paper]) -> QuerySet[Paper]:
-    """Everything the paper page shows; published summaries only."""
+def paper_for_page(
+    papers: QuerySet[Paper], *, reader: AbstractBaseUser | AnonymousUser
+) -> QuerySet[Paper]:
+    """Everything the paper page shows; published summaries only. For a logged-in
+    reader the paper, its tags and categories carry whether they are saved or
+    subscribed, so the page's buttons need no query of their own."""
+    tags = Tag.objects.order_by("name")
+    categories = Category.objects.order_by("code")
+    if reader.is_authenticated:
+        subscribed = Subscription.objects.filter(user=reader)
+        tags = tags.annotate(is_subscribed=Exists(subscribed.filter(tag=OuterRef("pk"))))
+        categories = categories.annotate(
+            is_subscribed=Exists(subscribed.filter(category=OuterRef("pk")))
+        )
+        saved = SavedPaper.objects.filter(user=reader, paper=OuterRef("pk"))
+        papers = papers.annotate(is_saved=Exists(saved))
     return papers.select_related("primary_category").prefetch_related(
         Prefetch(
             "paperauthor_set",
             queryset=PaperAuthor.objects.select_related("author").order_by("position"),
             to_attr="ordered_authors",
         ),
-        Prefetch("categories", queryset=Category.objects.order_by("code")),
-        Prefetch("tags", queryset=Tag.objects.order_by("name")),
+        Prefetch("categories", queryset=categories),
+        Prefetch("tags", queryset=tags),
         Prefetch("code_links", queryset=CodeLink.objects.order_by("kind", "id")),
         Prefetch(
             "summaries",

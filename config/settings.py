@@ -118,6 +118,10 @@ if REDIS_URL:
         }
     }
     DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
+    # Sessions read from Redis, written through to the database: a logged-in
+    # page spends no query on its session. Only with a cache every process
+    # shares, or a logout in one process would stay unseen by the others.
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 # Shared reads and anonymous pages of the catalog (see catalog/cache.py). Only a

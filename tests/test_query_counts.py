@@ -1,0 +1,118 @@
+"""At most 8 SQL queries on any page, for anonymous and logged-in readers, with
+no catalog cache and lists long enough to be counted by the planner's estimate."""
+
+import pytest
+from django.db import connection
+
+from catalog import pagination
+from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
+from tests.factories import CategoryFactory, CodeLinkFactory, PaperFactory, TagFactory
+
+pytestmark = pytest.mark.django_db
+
+# PostgreSQL lists past the exact-count limit ask the planner for an estimate.
+ESTIMATE = 1 if connection.vendor == "postgresql" else 0
+
+
+@pytest.fixture
+def catalog(monkeypatch, settings):
+    settings.PAPERS_PER_PAGE = 10
+    monkeypatch.setattr(pagination, "EXACT_COUNT_LIMIT", 5)
+    tag, category = TagFactory(slug="agents"), CategoryFactory(code="cs.AI")
+    papers = [
+        PaperFactory(
+            title=f"Reasoning agents {n}", tags=[tag], categories=[category], authors=["A B"]
+        )
+        for n in range(12)
+    ]
+    CodeLinkFactory(paper=papers[0])
+    return {"tag": tag, "category": category, "paper": papers[0]}
+
+
+@pytest.fixture
+def reader(client, settings, catalog):
+    # As deployed with Redis: sessions are read from the cache.
+    settings.SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    user = UserFactory()
+    SubscriptionFactory(user=user, tag=catalog["tag"])
+    SubscriptionFactory(user=user, category=CategoryFactory(code="math.GT"))
+    SavedPaperFactory(user=user, paper=catalog["paper"])
+    client.force_login(user)
+    return user
+
+
+# Lists: page rows (primary category, official code link and capped count in
+# one query), the estimate, authors, tags, the filter form's tag and category
+# choices in one query; a chosen tag or category is looked up once more.
+LIST_PAGES = [
+    ("/", 4 + ESTIMATE),
+    ("/?tag=agents", 5 + ESTIMATE),
+    ("/?category=cs.AI", 5 + ESTIMATE),
+    ("/?q=reasoning", 4 + ESTIMATE),
+    ("/?q=reasoning&sort=relevance", 4 + ESTIMATE),
+    ("/tags/agents/", 5 + ESTIMATE),
+    ("/categories/cs.AI/", 5 + ESTIMATE),
+]
+# The paper, its authors, categories, tags, code links, summaries, images.
+PAPER_PAGE = 7
+OTHER_PAGES = [("/tags/", 1), ("/categories/", 1), ("/feeds/latest.rss", 2)]
+
+
+@pytest.mark.parametrize(("path", "queries"), [*LIST_PAGES, *OTHER_PAGES])
+def test_anonymous_pages(client, catalog, django_assert_num_queries, path, queries):
+    with django_assert_num_queries(queries):
+        assert client.get(path).status_code == 200
+
+
+def test_anonymous_paper_page(client, catalog, django_assert_num_queries):
+    with django_assert_num_queries(PAPER_PAGE):
+        assert client.get(catalog["paper"].get_absolute_url()).status_code == 200
+
+
+@pytest.mark.parametrize(("path", "queries"), LIST_PAGES)
+def test_reader_lists(client, reader, django_assert_num_queries, path, queries):
+    client.get(path)  # the session is cached by the first page
+    # and the user, and the reader's subscriptions and saved papers in one query
+    with django_assert_num_queries(queries + 2):
+        response = client.get(path)
+    assert 'class="reader-toggle save' in response.content.decode()
+
+
+@pytest.mark.parametrize(("path", "queries"), OTHER_PAGES)
+def test_reader_other_pages(client, reader, django_assert_num_queries, path, queries):
+    client.get(path)
+    # the user, where the page has a reader's menu
+    with django_assert_num_queries(queries + (0 if path.startswith("/feeds/") else 1)):
+        assert client.get(path).status_code == 200
+
+
+def test_reader_paper_page_reads_the_buttons_with_the_paper(
+    client, reader, catalog, django_assert_num_queries
+):
+    url = catalog["paper"].get_absolute_url()
+    client.get(url)
+    # the user, then the paper page's own queries, which carry the reader's state
+    with django_assert_num_queries(1 + PAPER_PAGE):
+        html = client.get(url).content.decode()
+    assert "★" in html
+    assert 'aria-pressed="true"' in html  # subscribed to the paper's tag
+
+
+def test_feed_writes_the_visit_at_most_once_a_minute(
+    client, reader, catalog, django_assert_num_queries
+):
+    # user, profile, papers with their count, the estimate, authors, tags,
+    # filter choices, the reader's ids, then the visit
+    with django_assert_num_queries(8 + ESTIMATE):
+        client.get("/feed/")
+    with django_assert_num_queries(7 + ESTIMATE):
+        response = client.get("/feed/")
+    assert len(response.context["page"].object_list) == 10
+
+
+def test_saved_page(client, reader, django_assert_num_queries):
+    client.get("/saved/")
+    # user, papers with their count, authors, tags, filter choices, reader's ids
+    with django_assert_num_queries(6):
+        response = client.get("/saved/")
+    assert len(response.context["page"].object_list) == 1
