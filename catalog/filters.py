@@ -5,6 +5,7 @@ import datetime
 
 import django_filters
 from django import forms
+from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Value
@@ -97,6 +98,9 @@ class PaperFilter(django_filters.FilterSet):
         empty_label=None,
         label=_("Sort"),
     )
+
+    # Set by qs: a relevance sort ranks only the newest matches.
+    ranks_newest_only = False
 
     class Meta:
         model = Paper
@@ -217,9 +221,15 @@ class PaperFilter(django_filters.FilterSet):
                 and connection.vendor == "postgresql"
             )
             if by_relevance:
-                papers = papers.order_by(F("rank").desc(), *NEWEST_FIRST)
+                # Rank only the newest matches: ranking reads every match's
+                # tsvector, seconds for a word in half the catalog.
+                newest = papers.order_by(*NEWEST_FIRST).values("pk")
+                papers = papers.filter(
+                    pk__in=newest[: settings.SEARCH_RELEVANCE_CANDIDATES]
+                ).order_by(F("rank").desc(), *NEWEST_FIRST)
             else:
                 papers = papers.order_by(*NEWEST_FIRST)
+            self.ranks_newest_only = bool(by_relevance)
             self._sorted_qs = papers
         return self._sorted_qs
 

@@ -66,6 +66,12 @@ def render_paper_list(
         "query_without_page": params.urlencode(),
         "active_filters": paper_filter.active_filters(),
         "show_advanced": any(k in request.GET for k in ("from", "to", "category", "has_code")),
+        "relevance_candidates": (
+            settings.SEARCH_RELEVANCE_CANDIDATES
+            if paper_filter.ranks_newest_only
+            and page.paginator.count >= settings.SEARCH_RELEVANCE_CANDIDATES
+            else None
+        ),
     }
     ctx.update(context or {})
     return render(request, template, ctx)

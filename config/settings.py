@@ -225,6 +225,9 @@ ARXIV_PDF_URL = env("ARXIV_PDF_URL", default="https://arxiv.org/pdf/{id}")
 PAPER_COMMUNITY_URL = env("PAPER_COMMUNITY_URL", default="https://huggingface.co/papers/{id}")
 
 PAPERS_PER_PAGE = 20
+# Sorting a search by relevance ranks only its newest matches, this many: ranking
+# every match of a common word (half the catalog) takes seconds. The list says so.
+SEARCH_RELEVANCE_CANDIDATES = env.int("SEARCH_RELEVANCE_CANDIDATES", default=2000)
 
 # arXiv access. arXiv's terms ask for at most one request every three seconds,
 # one connection at a time, and a User-Agent saying who is asking.

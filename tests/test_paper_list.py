@@ -1,6 +1,7 @@
 import datetime
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from catalog.models import Paper, PaperImage
@@ -148,6 +149,24 @@ def test_search_ranks_title_matches_first_when_sorting_by_relevance(client):
 
     assert newest == ["A survey of protein folding", "Verifier training with verifier feedback"]
     assert relevant == ["Verifier training with verifier feedback", "A survey of protein folding"]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="ranking is PostgreSQL's")
+def test_relevance_ranks_only_the_newest_matches_and_says_so(client, settings):
+    settings.SEARCH_RELEVANCE_CANDIDATES = 2
+    PaperFactory(title="Verifier verifier verifier", published_at=days_ago(40))
+    PaperFactory(title="Once", abstract="A verifier.", published_at=days_ago(2))
+    PaperFactory(title="Verifier feedback", published_at=days_ago(1))
+
+    response = client.get("/?q=verifier&sort=relevance")
+
+    assert listed_titles(response) == ["Verifier feedback", "Once"]
+    assert "Most relevant among the newest 2 matches." in response.content.decode()
+    assert "Most relevant" not in client.get("/?q=verifier").content.decode()
+    settings.SEARCH_RELEVANCE_CANDIDATES = 5
+    uncapped = client.get("/?q=verifier&sort=relevance")
+    assert listed_titles(uncapped)[0] == "Verifier verifier verifier"
+    assert "Most relevant" not in uncapped.content.decode()
 
 
 def test_search_supports_websearch_syntax_and_authors(client):
