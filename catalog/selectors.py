@@ -7,7 +7,7 @@ from django.http import QueryDict
 from django.utils import translation
 
 from accounts.models import SavedPaper, Subscription
-from catalog.cache import cached_read
+from catalog.cache import lagging_read, store_lagging_read
 from catalog.filters import PaperFilter
 from catalog.models import Category, CodeLink, Paper, PaperAuthor, PaperImage, Summary, Tag
 
@@ -88,21 +88,41 @@ def summaries_by_language(summaries: list[Summary]) -> list[tuple[str, list[Summ
     return sorted(groups.items(), key=lambda item: rank(item[0]))
 
 
-# Counting every tag's or category's papers reads every row that links them
-# (a second at a million papers): counts are computed once per catalog version.
+# Counting every tag's or category's papers reads every link row (seconds at a
+# million papers): the counts are kept apart from the catalog version and lag it
+# by up to CATALOG_COUNTS_SECONDS, refreshed by a task while the old ones are served.
 
 
 def tags_with_counts() -> list[Tag]:
-    visible = Q(papers__is_visible=True, papers__merged_into__isnull=True)
-    tags = Tag.objects.annotate(paper_count=Count("papers", filter=visible)).order_by("name")
-    return cached_read("tags-with-counts", lambda: list(tags))
+    from catalog.tasks import refresh_catalog_counts  # the tasks module imports this one
+
+    return lagging_read("tags-with-counts", count_tags, refresh=refresh_catalog_counts.delay)
 
 
 def categories_with_counts() -> list[Category]:
+    from catalog.tasks import refresh_catalog_counts
+
+    return lagging_read(
+        "categories-with-counts", count_categories, refresh=refresh_catalog_counts.delay
+    )
+
+
+def count_tags() -> list[Tag]:
+    visible = Q(papers__is_visible=True, papers__merged_into__isnull=True)
+    return list(Tag.objects.annotate(paper_count=Count("papers", filter=visible)).order_by("name"))
+
+
+def count_categories() -> list[Category]:
     visible = Q(papers__is_visible=True, papers__merged_into__isnull=True)
     categories = (
         Category.objects.annotate(paper_count=Count("papers", filter=visible))
         .filter(paper_count__gt=0)
         .order_by("code")
     )
-    return cached_read("categories-with-counts", lambda: list(categories))
+    return list(categories)
+
+
+def refresh_counts() -> None:
+    """Recount tags and categories for the index pages (the task's work)."""
+    store_lagging_read("tags-with-counts", count_tags)
+    store_lagging_read("categories-with-counts", count_categories)

@@ -5,12 +5,18 @@ import logging
 from celery import shared_task
 from django.conf import settings
 
+from catalog import selectors
 from catalog.enrichment.base import EnrichmentUnavailable
 from catalog.enrichment.services import enrich_paper
 from catalog.models import Paper
 from catalog.previews import PreviewDownloadError, PreviewUnavailable, render_previews
 
 logger = logging.getLogger(__name__)
+
+
+@shared_task
+def refresh_catalog_counts() -> None:
+    selectors.refresh_counts()
 
 
 @shared_task(

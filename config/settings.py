@@ -129,6 +129,9 @@ else:
 # a Redis that is down or slow (over CATALOG_CACHE_TIMEOUT seconds) counts as a miss.
 CATALOG_CACHE_URL = env("CATALOG_CACHE_URL", default=REDIS_URL)
 CATALOG_CACHE_SECONDS = env.int("CATALOG_CACHE_SECONDS", default=600)
+# The tag and category counts of /tags/ and /categories/ may lag the catalog by
+# this long: older, they are recounted in the background while still served.
+CATALOG_COUNTS_SECONDS = env.int("CATALOG_COUNTS_SECONDS", default=600)
 _catalog_cache_timeout = env.float("CATALOG_CACHE_TIMEOUT", default=0.25)
 CACHES["catalog"] = (
     {
