@@ -89,7 +89,11 @@ def feed(request: HttpRequest) -> HttpResponse:
         request,
         papers=selectors.feed_papers(user=request.user, new_since=new_since),
         template="accounts/feed.html",
-        context={"new_since": new_since, "private_feed_token": profile.feed_token},
+        context={
+            "new_since": new_since,
+            "private_feed_token": profile.feed_token,
+            "marks_new": True,  # only the feed's papers carry is_new
+        },
     )
     if selectors.feed_visit_changed(profile=profile, new_since=new_since, now=now):
         services.record_feed_visit(profile=profile, new_since=new_since, now=now)

@@ -2,6 +2,7 @@
 personal feed and the search feeds."""
 
 import datetime
+import html
 
 import django_filters
 from django import forms
@@ -12,7 +13,7 @@ from django.db.models import Exists, F, OuterRef, Q, QuerySet, Value
 from django.forms.utils import flatatt
 from django.utils import timezone
 from django.utils.functional import SimpleLazyObject
-from django.utils.html import format_html, format_html_join
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_lazy as _
 
@@ -38,18 +39,18 @@ class OptionsSelectMultiple(forms.SelectMultiple):
     """A multiple select whose options are written out in Python.
 
     The tag and category selects hold hundreds of options, and the template
-    per option of Django's widget cost tens of milliseconds a page.
+    per option of Django's widget cost tens of milliseconds a page; the
+    standard library's escape (the one Django's wraps) keeps it under one.
     """
 
     def render(self, name, value, attrs=None, renderer=None) -> SafeString:
         chosen = set(self.format_value(value))
-        options = format_html_join(
-            "",
-            '<option value="{}"{}>{}</option>',
-            (
-                (key, mark_safe(" selected") if str(key) in chosen else "", label)
+        options = mark_safe(  # noqa: S308 - every key and label is escaped
+            "".join(
+                f'<option value="{html.escape(str(key))}"'
+                f"{' selected' if str(key) in chosen else ''}>{html.escape(str(label))}</option>"
                 for key, label in self.choices
-            ),
+            )
         )
         final_attrs = self.build_attrs(self.attrs, {**(attrs or {}), "multiple": True})
         return format_html('<select name="{}"{}>{}</select>', name, flatatt(final_attrs), options)

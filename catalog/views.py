@@ -66,6 +66,9 @@ def render_paper_list(
         "query_without_page": params.urlencode(),
         "active_filters": paper_filter.active_filters(),
         "show_advanced": any(k in request.GET for k in ("from", "to", "category", "has_code")),
+        # Entries look up thumbnails only when they were fetched: a missing
+        # attribute costs the template a dir() of the paper, per entry.
+        "list_thumbnails": settings.PREVIEW_LIST_THUMBNAILS,
         "relevance_candidates": (
             settings.SEARCH_RELEVANCE_CANDIDATES
             if paper_filter.ranks_newest_only
