@@ -40,7 +40,8 @@ LOAD_SECONDS = 20
 def measure(requests: int, *, cache_url: str, output: Path) -> dict:
     if cache_url:
         redis.Redis.from_url(cache_url).flushdb()
-    env = database.django_env(CATALOG_CACHE_URL=cache_url, REDIS_URL="")
+    # Sessions stay in Redis, as deployed, whether or not the catalog cache is on.
+    env = database.django_env(CATALOG_CACHE_URL=cache_url, REDIS_URL=REDIS_URL)
     subprocess.run(
         [sys.executable, "-m", "bench.measure", "--requests", str(requests), "--output", output],
         cwd=database.PROJECT,
@@ -176,21 +177,23 @@ def report(
         f" and rendering), {plain['requests']} requests per page after warm-up, DEBUG off."
         " *No cache*: the catalog cache is off, every request runs its queries (logged-in"
         " readers always see this). *Cached*: the Redis catalog cache, as deployed, for an"
-        " anonymous reader. Queries are those of one uncached request.",
+        " anonymous reader. Queries are those of one uncached request, for the page's reader"
+        " (anonymous but for the personal feed) and for a logged-in reader with 30"
+        " subscriptions; sessions are read from Redis in both modes, as deployed.",
         "",
-        "| page | URL | no cache p50 / p95 (ms) | cached p50 / p95 (ms) | queries | target p95"
-        " | no cache | cached |",
+        "| page | URL | no cache p50 / p95 (ms) | cached p50 / p95 (ms) | queries (reader)"
+        " | target p95 | no cache | cached |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     cached_by_label = {t["label"]: t for t in cached["timings"]}
     worst_queries = 0
     for timing in plain["timings"]:
         hit = cached_by_label[timing["label"]]
-        worst_queries = max(worst_queries, timing["queries"])
+        worst_queries = max(worst_queries, timing["queries"], timing["reader_queries"])
         lines.append(
             f"| {timing['label']} | `{timing['path']}` | {timing['p50_ms']:.1f} /"
             f" {timing['p95_ms']:.1f} | {hit['p50_ms']:.1f} / {hit['p95_ms']:.1f} |"
-            f" {timing['queries']} | {timing['target_ms']:.0f} ms |"
+            f" {timing['queries']} ({timing['reader_queries']}) | {timing['target_ms']:.0f} ms |"
             f" {verdict(timing['p95_ms'], timing['target_ms'])} |"
             f" {verdict(hit['p95_ms'], timing['target_ms'])} |"
         )
