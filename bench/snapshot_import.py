@@ -22,6 +22,8 @@ from pathlib import Path
 import environ
 import psycopg
 
+from bench.corpus import FIRST_NAMES
+
 BENCH_DATABASE = "papershelf_bench"
 CATEGORIES = [
     "cs.CL",
@@ -92,23 +94,6 @@ WORDS = [
     "vision",
     "speech",
 ]
-FIRST = [
-    "Wei",
-    "Anna",
-    "Jose",
-    "Maria",
-    "Li",
-    "Ahmed",
-    "Olga",
-    "Kenji",
-    "Priya",
-    "Lucas",
-    "Emma",
-    "Chen",
-    "Sara",
-    "Ivan",
-    "Yuki",
-]
 LAST = [
     "Zhang",
     "Smith",
@@ -145,7 +130,7 @@ def synthetic_entry(rng: random.Random, n: int) -> dict:
     authors = [
         [
             f"{rng.choice(LAST)}{rng.randrange(max(1, n // 4 + 50))}",
-            f"{rng.choice(FIRST)} {chr(65 + rng.randrange(26))}.",
+            f"{rng.choice(FIRST_NAMES)} {chr(65 + rng.randrange(26))}.",
             "",
         ]
         for _ in range(rng.randint(1, 9))
