@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from catalog.arxiv_ids import normalize
-from catalog.models import Paper, PaperImage
+from catalog.management.arguments import paper_from_argument
+from catalog.models import PaperImage
 from catalog.previews import (
     PreviewDownloadError,
     PreviewUnavailable,
@@ -25,7 +25,7 @@ class Command(BaseCommand):
             if limit:
                 papers = papers[:limit]
         else:
-            papers = [self.paper(raw) for raw in paper]
+            papers = [paper_from_argument(raw) for raw in paper]
 
         failed = 0
         for each in papers:
@@ -39,12 +39,3 @@ class Command(BaseCommand):
             self.stdout.write(f"{each.arxiv_id}: stored the first page and {figures} figure(s)")
         if failed:
             raise CommandError(f"{failed} paper(s) failed; their previews were left as they were.")
-
-    def paper(self, raw: str) -> Paper:
-        arxiv_id = normalize(raw)
-        if arxiv_id is None:
-            raise CommandError(f"{raw!r} is not an arXiv id.")
-        found = Paper.objects.filter(arxiv_id=arxiv_id).first()
-        if found is None:
-            raise CommandError(f"No paper with arXiv id {arxiv_id}.")
-        return found

@@ -1,11 +1,11 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from catalog.arxiv_ids import normalize
 from catalog.enrichment.backends import get_backend
 from catalog.enrichment.base import EnrichmentUnavailable
 from catalog.enrichment.selectors import papers_missing_summaries
 from catalog.enrichment.services import enrich_paper, planned_keys
-from catalog.models import Paper, Tag
+from catalog.management.arguments import paper_from_argument
+from catalog.models import Tag
 
 
 class Command(BaseCommand):
@@ -40,7 +40,7 @@ class Command(BaseCommand):
         else:
             if tag or limit:
                 raise CommandError("--tag and --limit go with --missing.")
-            papers = [self.paper(raw) for raw in paper]
+            papers = [paper_from_argument(raw) for raw in paper]
 
         failed = 0
         for each in papers:
@@ -66,13 +66,4 @@ class Command(BaseCommand):
         found = Tag.objects.filter(slug=slug).first()
         if found is None:
             raise CommandError(f"No tag with slug {slug!r}.")
-        return found
-
-    def paper(self, raw: str) -> Paper:
-        arxiv_id = normalize(raw)
-        if arxiv_id is None:
-            raise CommandError(f"{raw!r} is not an arXiv id.")
-        found = Paper.objects.filter(arxiv_id=arxiv_id).first()
-        if found is None:
-            raise CommandError(f"No paper with arXiv id {arxiv_id}.")
         return found
