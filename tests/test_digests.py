@@ -28,8 +28,9 @@ from catalog.models import PaperTag
 from config.celery import app as celery_app
 from tests.accounts_factories import SubscriptionFactory, UserFactory
 from tests.factories import CategoryFactory, CodeLinkFactory, PaperFactory, TagFactory
+from tests.services import redis_db_url
 
-REDIS_URL = "redis://127.0.0.1:6379/6"
+REDIS_URL = redis_db_url(6)
 # A Tuesday, after the daily send hour.
 NOW = datetime.datetime(2026, 3, 10, 9, 30, tzinfo=datetime.UTC)
 LAST_DIGEST = NOW - datetime.timedelta(days=1, hours=2)

@@ -18,8 +18,9 @@ from ingest.models import IngestRun, IngestSource
 from ingest.tasks import ingest_source, reapply_tag_rules
 from tests.arxiv_server import Fault, entry_id, fake_arxiv_fixture  # noqa: F401
 from tests.ingest_factories import IngestSourceFactory
+from tests.services import redis_db_url
 
-BROKER_URL = "redis://127.0.0.1:6379/5"
+BROKER_URL = redis_db_url(5)
 PROJECT = Path(__file__).resolve().parent.parent
 CLAIM_STALE_SECONDS = 2
 

@@ -12,8 +12,9 @@ from catalog import pagination
 from catalog.models import Paper
 from config.db_routers import PrimaryAfterWriteMiddleware, ReplicaRouter
 from tests.factories import PaperFactory, TagFactory
+from tests.services import redis_db_url
 
-TEST_REDIS = "redis://127.0.0.1:6379/8"
+TEST_REDIS = redis_db_url(8)
 
 
 def listed_titles(response) -> list[str]:
