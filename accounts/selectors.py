@@ -14,7 +14,6 @@ from django.db.models import (
     Exists,
     ExpressionWrapper,
     OuterRef,
-    Prefetch,
     Q,
     QuerySet,
     Value,
@@ -34,7 +33,6 @@ PaperCategory = Paper.categories.through
 FEED_VISIT_GAP = datetime.timedelta(minutes=30)
 DIGEST_PAPERS_PER_GROUP = 30
 UNSUBSCRIBE_SALT = "accounts.digest-unsubscribe"
-FEED_LENGTH = 50
 # The last feed view is written at most once a minute: views in between would
 # move it by seconds, against a 30-minute gap, at the cost of a write each.
 FEED_SEEN_RESOLUTION = datetime.timedelta(minutes=1)
@@ -227,9 +225,3 @@ def digest(*, user: AbstractBaseUser, since: datetime.datetime, until: datetime.
             )
     prefetch_related_objects([p for group in groups for p in group.papers], "code_links")
     return Digest(groups=groups, paper_count=len(paper_ids))
-
-
-def feed_items(*, papers: QuerySet[Paper]) -> list[Paper]:
-    """The newest papers of a list, with what an RSS/Atom entry shows."""
-    tags = Prefetch("tags", queryset=Tag.objects.order_by("name"))
-    return list(papers.prefetch_related(tags)[:FEED_LENGTH])

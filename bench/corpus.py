@@ -408,7 +408,7 @@ class Corpus:
             abstract = self.text(abstract_words[a : a + abstract_lengths[offset]]).capitalize()
             a += abstract_lengths[offset]
             published = self.published(n)
-            names = ", ".join(self.authors[i] for i in self.paper_authors[n])
+            author_list = [self.authors[i] for i in self.paper_authors[n]]
             yield tsv(
                 n + 1,
                 f"{published:%y%m}.{n:07d}",
@@ -416,7 +416,8 @@ class Corpus:
                 title,
                 "".join(ch for ch in title.casefold() if ch.isalnum())[:300],
                 abstract + ".",
-                names,
+                ", ".join(author_list),
+                json.dumps(author_list),
                 self.primary[n],
                 "",
                 "",
@@ -464,7 +465,7 @@ def _copy_papers(chunk: tuple[int, int]) -> int:
         return copy_rows(
             cursor,
             "catalog_paper (id, arxiv_id, version, title, title_key, abstract, author_names,"
-            " primary_category_id, comment, journal_ref, doi, published_at,"
+            " author_list, primary_category_id, comment, journal_ref, doi, published_at,"
             " published_precision, updated_at, added_at, is_visible, merged_into_id)",
             _corpus.paper_rows(*chunk),
         )

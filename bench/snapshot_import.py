@@ -264,7 +264,8 @@ def main() -> None:
 
             django.setup()
             call_command("migrate", verbosity=0)
-            from ingest.snapshot import WORKERS, import_snapshot
+            from ingest.pipeline import WORKERS
+            from ingest.runs import import_snapshot
 
             workers = options.workers or WORKERS
             load_before = os.getloadavg()[0]

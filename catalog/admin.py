@@ -5,7 +5,6 @@ from django.db.models import Count, Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 
 from catalog import arxiv_ids, services
-from catalog.enrichment.admin_actions import SUMMARY_ACTIONS, CuratorSummaryForm
 from catalog.models import (
     Author,
     Category,
@@ -75,6 +74,30 @@ class PaperAdminForm(forms.ModelForm):
         if not normalized:
             raise forms.ValidationError("Not an arXiv id (e.g. 2505.15034 or hep-ex/0406020).")
         return normalized
+
+
+class CuratorSummaryForm(forms.ModelForm):
+    """A summary whose text a curator changes is theirs: regeneration leaves it alone."""
+
+    class Meta:
+        model = Summary
+        fields = [
+            "paper",
+            "language",
+            "kind",
+            "status",
+            "body",
+            "backend",
+            "written_by",
+            "model_name",
+            "prompt_version",
+            "curator_edited",
+        ]
+
+    def save(self, commit: bool = True) -> Summary:
+        if "body" in self.changed_data:
+            self.instance.curator_edited = True
+        return super().save(commit=commit)
 
 
 class HasCodeFilter(admin.SimpleListFilter):
@@ -156,7 +179,7 @@ class PaperAdmin(admin.ModelAdmin):
     autocomplete_fields = ["primary_category", "categories"]
     readonly_fields = ["listed_at", "author_names", "merged_into"]
     inlines = [PaperTagInline, CodeLinkInline, SummaryInline, PaperAuthorInline, PaperImageInline]
-    actions = ["add_tag", "remove_tag", "hide", "show", *SUMMARY_ACTIONS]
+    actions = ["add_tag", "remove_tag", "hide", "show"]
     fieldsets = [
         (None, {"fields": ["arxiv_id", "match_arxiv_id", "version", "title", "abstract"]}),
         ("Authors", {"fields": ["author_names"]}),
@@ -211,6 +234,10 @@ class PaperAdmin(admin.ModelAdmin):
                     f"Merged into arXiv:{arxiv_id}; this listing now redirects there.",
                     messages.SUCCESS,
                 )
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        services.refresh_author_names(form.instance)
 
     @admin.display(description="tags")
     def tag_list(self, obj: Paper) -> str:

@@ -125,8 +125,11 @@ class Paper(models.Model):
     title_key = models.CharField(max_length=300, editable=False)
     abstract = models.TextField(blank=True)
     authors = models.ManyToManyField(Author, through="PaperAuthor", related_name="papers")
-    # The ordered author list as one string, kept in step by set_authors(), for search.
+    # The ordered author names, as one string for search and as a list for
+    # pages (which then need no query for authors), kept in step with authors
+    # by catalog.services.set_authors() and ingest.
     author_names = models.TextField(blank=True, editable=False)
+    author_list = models.JSONField(default=list, db_default=[], blank=True, editable=False)
     primary_category = models.ForeignKey(
         Category, null=True, blank=True, on_delete=models.SET_NULL, related_name="primary_papers"
     )

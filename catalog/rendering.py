@@ -25,9 +25,9 @@ def render_markdown(text: str) -> str:
 
 
 def bibtex(paper: Paper) -> str:
-    authors = " and ".join(pa.author.name for pa in paper.ordered_authors)
+    authors = " and ".join(paper.author_list)
     year = paper.published_at.year if paper.published_at else None
-    first_author = paper.ordered_authors[0].author.name.split()[-1] if paper.ordered_authors else ""
+    first_author = paper.author_list[0].split()[-1] if paper.author_list else ""
     first_word = next(iter(re.findall(r"[A-Za-z]{3,}", paper.title)), "paper")
     key = re.sub(r"[^A-Za-z0-9]", "", f"{first_author}{year or ''}{first_word}").lower()
     fields = [("title", "{" + paper.title + "}"), ("author", authors)]

@@ -1,15 +1,17 @@
 """Reads for the public pages; each owns the joins its page needs."""
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
 from django.http import QueryDict
 from django.utils import translation
 
-from accounts.models import SavedPaper, Subscription
-from catalog.cache import lagging_read, store_lagging_read
+from catalog.cache import lagging_read
+from catalog.counts import count_categories, count_tags
 from catalog.filters import PaperFilter
-from catalog.models import Category, CodeLink, Paper, PaperAuthor, PaperImage, Summary, Tag
+from catalog.models import Category, CodeLink, Paper, PaperImage, Summary, Tag
+from catalog.tasks import refresh_catalog_counts
+
+FEED_LENGTH = 50
 
 
 def filter_papers(params: QueryDict, *, papers: QuerySet[Paper] | None = None) -> PaperFilter:
@@ -19,14 +21,7 @@ def filter_papers(params: QueryDict, *, papers: QuerySet[Paper] | None = None) -
 
 def with_list_related(papers: QuerySet[Paper]) -> QuerySet[Paper]:
     """What a list entry shows, in a fixed number of queries whatever the page size."""
-    related = [
-        Prefetch(
-            "paperauthor_set",
-            queryset=PaperAuthor.objects.select_related("author").order_by("position"),
-            to_attr="ordered_authors",
-        ),
-        Prefetch("tags", queryset=Tag.objects.order_by("name")),
-    ]
+    related = [Prefetch("tags", queryset=Tag.objects.order_by("name"))]
     if settings.PREVIEW_LIST_THUMBNAILS:
         first_pages = PaperImage.objects.filter(kind=PaperImage.Kind.FIRST_PAGE, position=0)
         related.append(Prefetch("images", queryset=first_pages, to_attr="thumbnails"))
@@ -39,30 +34,11 @@ def with_list_related(papers: QuerySet[Paper]) -> QuerySet[Paper]:
     )
 
 
-def paper_for_page(
-    papers: QuerySet[Paper], *, reader: AbstractBaseUser | AnonymousUser
-) -> QuerySet[Paper]:
-    """Everything the paper page shows; published summaries only. For a logged-in
-    reader the paper, its tags and categories carry whether they are saved or
-    subscribed, so the page's buttons need no query of their own."""
-    tags = Tag.objects.order_by("name")
-    categories = Category.objects.order_by("code")
-    if reader.is_authenticated:
-        subscribed = Subscription.objects.filter(user=reader)
-        tags = tags.annotate(is_subscribed=Exists(subscribed.filter(tag=OuterRef("pk"))))
-        categories = categories.annotate(
-            is_subscribed=Exists(subscribed.filter(category=OuterRef("pk")))
-        )
-        saved = SavedPaper.objects.filter(user=reader, paper=OuterRef("pk"))
-        papers = papers.annotate(is_saved=Exists(saved))
+def paper_for_page(papers: QuerySet[Paper]) -> QuerySet[Paper]:
+    """Everything the paper page shows; published summaries only."""
     return papers.select_related("primary_category").prefetch_related(
-        Prefetch(
-            "paperauthor_set",
-            queryset=PaperAuthor.objects.select_related("author").order_by("position"),
-            to_attr="ordered_authors",
-        ),
-        Prefetch("categories", queryset=categories),
-        Prefetch("tags", queryset=tags),
+        Prefetch("categories", queryset=Category.objects.order_by("code")),
+        Prefetch("tags", queryset=Tag.objects.order_by("name")),
         Prefetch("code_links", queryset=CodeLink.objects.order_by("kind", "id")),
         Prefetch(
             "summaries",
@@ -88,41 +64,19 @@ def summaries_by_language(summaries: list[Summary]) -> list[tuple[str, list[Summ
     return sorted(groups.items(), key=lambda item: rank(item[0]))
 
 
-# Counting every tag's or category's papers reads every link row (seconds at a
-# million papers): the counts are kept apart from the catalog version and lag it
-# by up to CATALOG_COUNTS_SECONDS, refreshed by a task while the old ones are served.
-
-
 def tags_with_counts() -> list[Tag]:
-    from catalog.tasks import refresh_catalog_counts  # the tasks module imports this one
-
+    """Every tag with its number of visible papers, lagging the catalog (see catalog.counts)."""
     return lagging_read("tags-with-counts", count_tags, refresh=refresh_catalog_counts.delay)
 
 
 def categories_with_counts() -> list[Category]:
-    from catalog.tasks import refresh_catalog_counts
-
+    """Categories holding visible papers with their numbers, lagging the catalog."""
     return lagging_read(
         "categories-with-counts", count_categories, refresh=refresh_catalog_counts.delay
     )
 
 
-def count_tags() -> list[Tag]:
-    visible = Q(papers__is_visible=True, papers__merged_into__isnull=True)
-    return list(Tag.objects.annotate(paper_count=Count("papers", filter=visible)).order_by("name"))
-
-
-def count_categories() -> list[Category]:
-    visible = Q(papers__is_visible=True, papers__merged_into__isnull=True)
-    categories = (
-        Category.objects.annotate(paper_count=Count("papers", filter=visible))
-        .filter(paper_count__gt=0)
-        .order_by("code")
-    )
-    return list(categories)
-
-
-def refresh_counts() -> None:
-    """Recount tags and categories for the index pages (the task's work)."""
-    store_lagging_read("tags-with-counts", count_tags)
-    store_lagging_read("categories-with-counts", count_categories)
+def feed_items(*, papers: QuerySet[Paper]) -> list[Paper]:
+    """The newest papers of a list, with what an RSS/Atom entry shows."""
+    tags = Prefetch("tags", queryset=Tag.objects.order_by("name"))
+    return list(papers.prefetch_related(tags)[:FEED_LENGTH])

@@ -51,10 +51,21 @@ def set_authors(paper: Paper, names: Sequence[str]) -> None:
             PaperAuthor(paper=paper, author=author, position=position)
             for position, author in enumerate(authors)
         )
-        names_text = ", ".join(author.name for author in authors)
-        if paper.author_names != names_text:
-            paper.author_names = names_text
-            Paper.objects.filter(pk=paper.pk).update(author_names=names_text)
+        store_author_names(paper, [author.name for author in authors])
+
+
+def refresh_author_names(paper: Paper) -> None:
+    """Bring the paper's stored names in step with its author rows (after admin edits them)."""
+    names = PaperAuthor.objects.filter(paper=paper).order_by("position")
+    store_author_names(paper, list(names.values_list("author__name", flat=True)))
+
+
+def store_author_names(paper: Paper, names: list[str]) -> None:
+    if paper.author_list != names or paper.author_names != ", ".join(names):
+        paper.author_list, paper.author_names = names, ", ".join(names)
+        Paper.objects.filter(pk=paper.pk).update(
+            author_list=paper.author_list, author_names=paper.author_names
+        )
 
 
 def upsert_categories(codes: Iterable[str]) -> dict[str, Category]:

@@ -1,7 +1,9 @@
-"""Catalog writes made through the ORM, one by one or by admin, make the cache stale."""
+"""Catalog writes made through the ORM, one by one or by admin, make the cache stale;
+papers_stored tells the apps above the catalog which papers arrived or changed."""
 
 from django.db import transaction
 from django.db.models.signals import m2m_changed, post_delete, post_save
+from django.dispatch import Signal
 
 from catalog.cache import bump_catalog_version
 from catalog.models import (
@@ -15,6 +17,12 @@ from catalog.models import (
     Summary,
     Tag,
 )
+
+# Sent inside the writing transaction by every path that stores papers from
+# arXiv (ingest, curators adding papers), with paper_ids (created or changed)
+# and bulk (a snapshot import or harvest, whose papers are enriched in bulk by
+# command rather than one task each). Receivers act after the commit.
+papers_stored = Signal()
 
 SHOWN_MODELS = (Paper, PaperAuthor, Author, PaperTag, Tag, Category, CodeLink, Summary, PaperImage)
 

@@ -1,58 +1,10 @@
-"""Background enrichment of papers: thin wrappers of catalog.enrichment and catalog.previews."""
-
-import logging
+"""Background work of the catalog itself."""
 
 from celery import shared_task
-from django.conf import settings
 
-from catalog import selectors
-from catalog.enrichment.base import EnrichmentUnavailable
-from catalog.enrichment.services import enrich_paper
-from catalog.models import Paper
-from catalog.previews import PreviewDownloadError, PreviewUnavailable, render_previews
-
-logger = logging.getLogger(__name__)
+from catalog import counts
 
 
-@shared_task
+@shared_task(soft_time_limit=600, time_limit=660)
 def refresh_catalog_counts() -> None:
-    selectors.refresh_counts()
-
-
-@shared_task(
-    rate_limit=settings.SUMMARY_RATE_LIMIT,
-    autoretry_for=(EnrichmentUnavailable,),
-    retry_backoff=30,
-    retry_backoff_max=3600,
-    retry_jitter=True,
-    max_retries=6,
-)
-def summarize_paper(
-    paper_id: int, *, regenerate: bool = False, overwrite_curator: bool = False
-) -> dict:
-    paper = Paper.objects.filter(pk=paper_id).first()
-    if paper is None:
-        return {"paper": paper_id, "error": "the paper no longer exists"}
-    report = enrich_paper(paper=paper, regenerate=regenerate, overwrite_curator=overwrite_curator)
-    logger.info("%s", report)
-    return report.as_dict()
-
-
-@shared_task(
-    rate_limit="20/m",
-    autoretry_for=(PreviewDownloadError,),
-    retry_backoff=60,
-    retry_backoff_max=3600,
-    retry_jitter=True,
-    max_retries=5,
-)
-def render_paper_previews(paper_id: int) -> dict:
-    paper = Paper.objects.filter(pk=paper_id).first()
-    if paper is None:
-        return {"paper": paper_id, "error": "the paper no longer exists"}
-    try:
-        images = render_previews(paper=paper)
-    except PreviewUnavailable as exc:
-        logger.error("No previews for paper %s: %s", paper_id, exc)
-        return {"paper": paper_id, "error": str(exc)}
-    return {"paper": paper_id, "images": len(images)}
+    counts.refresh_counts()

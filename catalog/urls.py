@@ -1,6 +1,7 @@
 from django.urls import path
 
-from catalog import views
+from catalog import feeds, views
+from catalog.feeds import feed_paths
 
 app_name = "catalog"
 urlpatterns = [
@@ -12,4 +13,8 @@ urlpatterns = [
     path("categories/", views.category_index, name="category_index"),
     path("categories/<str:code>/", views.category_detail, name="category"),
     path("healthz", views.healthz, name="healthz"),
+    *feed_paths("feeds/latest", feeds.LatestFeed, "latest-feed"),
+    *feed_paths("feeds/search", feeds.SearchFeed, "search-feed"),
+    *feed_paths("feeds/tags/<slug:slug>", feeds.TagFeed, "tag-feed"),
+    *feed_paths("feeds/categories/<str:code>", feeds.CategoryFeed, "category-feed"),
 ]

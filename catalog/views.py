@@ -7,7 +7,6 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET
 
-from accounts.context_processors import ReaderState
 from catalog import arxiv_ids
 from catalog.cache import cached_for_anonymous
 from catalog.models import Category, Paper, Tag
@@ -22,6 +21,8 @@ from catalog.selectors import (
     with_list_related,
 )
 
+MAX_PAGE_NUMBER = 10**9
+
 
 def paginate(items: QuerySet, raw_number: str | None) -> tuple[Page, str]:
     """The requested page, or the nearest real one with a note saying why."""
@@ -35,7 +36,8 @@ def paginate(items: QuerySet, raw_number: str | None) -> tuple[Page, str]:
     if number < 1:
         return paginator.page(1), _("Pages start at 1; showing the first page.")
     try:
-        return paginator.page(number), ""
+        # Past any catalog, and past what the database can offset by.
+        return paginator.page(min(number, MAX_PAGE_NUMBER)), ""
     except EmptyPage:
         last = paginator.num_pages
         note = ngettext(
@@ -125,9 +127,7 @@ def paper_detail(request: HttpRequest, arxiv_id: str) -> HttpResponse:
     if parsed and parsed[0] != arxiv_id:
         # A versioned or prefixed id ("2505.15034v2", "arXiv:...") has one canonical page.
         return redirect("catalog:paper", arxiv_id=parsed[0], permanent=True)
-    paper = get_object_or_404(
-        paper_for_page(Paper.objects.visible(), reader=request.user), arxiv_id=arxiv_id
-    )
+    paper = get_object_or_404(paper_for_page(Paper.objects.visible()), arxiv_id=arxiv_id)
     return render_paper(request, paper)
 
 
@@ -138,9 +138,7 @@ def paper_by_pk(request: HttpRequest, pk: int) -> HttpResponse:
     target = paper.merged_into or paper
     if target.arxiv_id:
         return redirect("catalog:paper", arxiv_id=target.arxiv_id, permanent=True)
-    paper = get_object_or_404(
-        paper_for_page(Paper.objects.visible(), reader=request.user), pk=target.pk
-    )
+    paper = get_object_or_404(paper_for_page(Paper.objects.visible()), pk=target.pk)
     return render_paper(request, paper)
 
 
@@ -151,14 +149,6 @@ def render_paper(request: HttpRequest, paper: Paper) -> HttpResponse:
         "has_machine_text": any(s.is_machine_written for s in paper.published_summaries),
         "bibtex": bibtex(paper),
     }
-    if request.user.is_authenticated:
-        # The reader's state as paper_for_page() read it, in place of the
-        # context processor's query.
-        ctx["saved_paper_ids"] = frozenset([paper.pk] if paper.is_saved else [])
-        ctx["subscribed"] = ReaderState(
-            tag_ids=frozenset(tag.pk for tag in paper.tags.all() if tag.is_subscribed),
-            category_ids=frozenset(c.pk for c in paper.categories.all() if c.is_subscribed),
-        )
     return render(request, "catalog/paper_detail.html", ctx)
 
 

@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "csp",
     "catalog",
+    "enrichment",
     "ingest",
     "allauth",
     "allauth.account",
@@ -267,6 +268,9 @@ CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=not REDIS_URL)
 CELERY_TASK_EAGER_PROPAGATES = True
+# Without a broker, work started from a page runs in a thread beside the request
+# (see catalog/background.py) rather than holding the page until it is done.
+EAGER_TASKS_IN_THREADS = env.bool("EAGER_TASKS_IN_THREADS", default=True)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -279,6 +283,14 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "interval_step": 0.5,
     "interval_max": 2,
 }
+# One queue a kind of work, each served by its own workers in production, so a
+# slow model or a long harvest never delays the digests (`make worker` serves all).
+CELERY_TASK_ROUTES = {
+    "ingest.tasks.*": {"queue": "ingest"},
+    "enrichment.tasks.*": {"queue": "enrichment"},
+    "accounts.tasks.*": {"queue": "mail"},
+}
+CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = TIME_ZONE
 

@@ -1,5 +1,7 @@
 from django.contrib import admin
 from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
+from django.utils.translation import ngettext
 
 from ingest import tasks
 from ingest.models import IngestRun, IngestSource, OaiHarvest, TagRule
@@ -32,8 +34,35 @@ class IngestSourceAdmin(admin.ModelAdmin):
     list_filter = ["enabled"]
     search_fields = ["name", "query"]
     filter_horizontal = ["tags"]
-    readonly_fields = ["last_success_at", "claimed_at"]
+    readonly_fields = ["last_success_at", "claimed_at", "recent_runs"]
     actions = ["run_now"]
+
+    @admin.display(description="recent runs")
+    def recent_runs(self, source: IngestSource) -> str:
+        """The last runs with their counts, a running one's growing batch by batch."""
+        runs = IngestRun.objects.filter(source=source).order_by("-started_at")[:10]
+        if not runs:
+            return "No run yet."
+        columns = ["started_at", "status", *IngestRun.COUNT_FIELDS, "finished_at"]
+        head = format_html_join("", "<th>{}</th>", ((name.replace("_", " "),) for name in columns))
+        rows = format_html_join(
+            "",
+            "<tr>{}</tr>",
+            (
+                (
+                    format_html_join(
+                        "",
+                        "<td>{}</td>",
+                        (
+                            (run.get_status_display() if name == "status" else getattr(run, name),)
+                            for name in columns
+                        ),
+                    ),
+                )
+                for run in runs
+            ),
+        )
+        return format_html("<table><thead><tr>{}</tr></thead><tbody>{}</tbody></table>", head, rows)
 
     @admin.action(description="Run now", permissions=["change"])
     def run_now(self, request: HttpRequest, queryset) -> None:
@@ -42,7 +71,12 @@ class IngestSourceAdmin(admin.ModelAdmin):
             tasks.queue_source_run(source_id=source_id)
         self.message_user(
             request,
-            f"Queued {len(source_ids)} source run(s); their results appear under Ingest runs.",
+            ngettext(
+                "Queued %(count)d source run; its progress shows on the source's page.",
+                "Queued %(count)d source runs; their progress shows on each source's page.",
+                len(source_ids),
+            )
+            % {"count": len(source_ids)},
         )
 
 

@@ -59,6 +59,10 @@ class IngestRun(models.Model):
         PARTIAL = "partial", "finished with errors"
         FAILED = "failed", "failed"
 
+    # Bulk runs bring up to millions of papers: enriched by command, not a task each.
+    BULK_KINDS = (Kind.SNAPSHOT, Kind.OAI)
+    COUNT_FIELDS = ["fetched", "created", "updated", "unchanged", "skipped"]
+
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.API)
     source = models.ForeignKey(
         IngestSource, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
@@ -67,6 +71,8 @@ class IngestRun(models.Model):
     started_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
+    # Entries read (past the run's filter), skipped ones included: fetched is
+    # created + updated + unchanged + skipped.
     fetched = models.PositiveIntegerField(default=0)
     created = models.PositiveIntegerField(default=0)
     updated = models.PositiveIntegerField(default=0)
@@ -82,18 +88,16 @@ class IngestRun(models.Model):
         label = self.source.name if self.source_id else self.query or self.get_kind_display()
         return f"{label} at {self.started_at:%Y-%m-%d %H:%M}"
 
-    def record_end(self, *, error: BaseException | None = None) -> None:
-        """Close a bulk run: failed with the error, finished with errors if
-        anything was skipped, otherwise succeeded."""
-        if error is not None:
-            self.status = self.Status.FAILED
-            self.error = f"{type(error).__name__}: {error}"
-        elif self.skipped:
-            self.status = self.Status.PARTIAL
-        else:
-            self.status = self.Status.SUCCEEDED
-        self.finished_at = timezone.now()
-        self.save()
+    @property
+    def stopped_reason(self) -> str:
+        """Why the run stopped before reading its source to the end, if it did."""
+        stopped = [p for p in self.error.split("\n\n") if p.startswith("Stopped: ")]
+        return stopped[0].removeprefix("Stopped: ") if stopped else ""
+
+    def add(self, counts: dict[str, int]) -> None:
+        """Add a stored batch's counts, keyed by the COUNT_FIELDS."""
+        for name in self.COUNT_FIELDS:
+            setattr(self, name, getattr(self, name) + counts[name])
 
 
 class TagRule(models.Model):
@@ -136,6 +140,7 @@ class OaiHarvest(models.Model):
 
     class Meta:
         ordering = ["-started_at"]
+        verbose_name = "OAI-PMH harvest"
 
     def __str__(self) -> str:
         return f"OAI {self.set_spec or 'all'} from {self.from_date}"

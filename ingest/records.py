@@ -1,7 +1,22 @@
-"""The arXiv record every source (API, OAI-PMH, metadata snapshot) is turned into."""
+"""The arXiv record every reader yields, and the one way a record is built.
+
+A reader (the API, OAI-PMH, the metadata snapshot, the listing feeds) turns
+what arXiv sends into keyword arguments for build_record(), which tidies the
+text, cleans LaTeX out of author names and finds the code links, so that one
+paper ends up the same whichever way it arrived. Readers yield batches of
+records and Skipped entries; ingest.pipeline stores them.
+"""
 
 import datetime
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+
+from pylatexenc.latex2text import LatexNodes2Text
+
+from catalog import arxiv_ids
+from catalog.code_links import CODE_HOSTS, extract_code_urls
+
+_latex = LatexNodes2Text()
 
 
 @dataclass(frozen=True)
@@ -20,3 +35,147 @@ class ArxivRecord:
     updated_at: datetime.datetime | None = None
     # Code links the record itself gives (found in abstract and comment).
     code_urls: tuple[tuple[str, str], ...] = field(default=())  # (url, "abstract"|"comment")
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An entry a reader could not turn into a record: where it was, and why."""
+
+    where: str  # an entry id, "line 12", an OAI identifier
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.where or 'entry without id'}: {self.reason}"
+
+
+Entry = ArxivRecord | Skipped
+
+
+class MalformedEntry(ValueError):
+    """What arXiv sent for one paper cannot become an ArxivRecord."""
+
+
+class SourceUnreadable(Exception):
+    """The source could not be read, after retrying where that might help.
+
+    What a reader yielded before raising it is valid and stays stored.
+    """
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Entries a reader read together: one API or OAI-PMH page, or lines of a file."""
+
+    entries: Sequence[Entry]
+    # Bytes of the source this batch took up, for progress over a file.
+    size: int = 0
+    # Where to resume after this batch once it is stored (an OAI resumption token).
+    resume_from: str = ""
+
+
+@dataclass(frozen=True)
+class RecordFilter:
+    """Which records to keep: by category or archive, and by first-version date."""
+
+    categories: tuple[str, ...] = ()  # "cs.CL" or a whole archive, "cs"
+    since: datetime.date | None = None
+    until: datetime.date | None = None
+
+    def matches(self, record: ArxivRecord) -> bool:
+        if self.categories and not any(
+            code in self.categories or code.split(".")[0] in self.categories
+            for code in record.categories
+        ):
+            return False
+        published = record.published_at.date() if record.published_at else None
+        if self.since and (published is None or published < self.since):
+            return False
+        return not (self.until and (published is None or published > self.until))
+
+    def __bool__(self) -> bool:
+        return bool(self.categories or self.since or self.until)
+
+    def describe(self) -> str:
+        parts = []
+        if self.categories:
+            parts.append("categories " + " ".join(self.categories))
+        if self.since:
+            parts.append(f"from {self.since}")
+        if self.until:
+            parts.append(f"until {self.until}")
+        return ", ".join(parts)
+
+
+def build_record(
+    *,
+    arxiv_id: str,
+    version: int | None,
+    title: str,
+    abstract: str,
+    authors: Iterable[str],
+    categories: Sequence[str],
+    comment: str = "",
+    journal_ref: str = "",
+    doi: str = "",
+    published_at: datetime.datetime | None = None,
+    updated_at: datetime.datetime | None = None,
+) -> ArxivRecord:
+    """An ArxivRecord from raw arXiv metadata, with its text tidied and code links found.
+
+    arxiv_id may carry a version ("2505.15034v2"), used when version is None.
+    Raises MalformedEntry when the id, title or categories are missing or wrong.
+    """
+    parsed = arxiv_ids.split_version(arxiv_id or "")
+    if parsed is None:
+        raise MalformedEntry(f"not an arXiv id: {arxiv_id!r}")
+    title, abstract, comment = collapse(title), collapse(abstract), collapse(comment)
+    categories = tuple(dict.fromkeys(code.strip() for code in categories if code and code.strip()))
+    missing = [name for name, value in (("title", title), ("categories", categories)) if not value]
+    if missing:
+        raise MalformedEntry(f"{parsed[0]}: missing {', '.join(missing)}")
+    code_urls: dict[str, str] = {}
+    for text, source in ((abstract, "abstract"), (comment, "comment")):
+        if _may_hold_link(text):
+            for url in extract_code_urls(text):
+                code_urls.setdefault(url, source)
+    return ArxivRecord(
+        arxiv_id=parsed[0],
+        version=version if version is not None else parsed[1],
+        title=title,
+        abstract=abstract,
+        authors=tuple(name for name in map(plain_name, authors) if name),
+        primary_category=categories[0],
+        categories=categories,
+        comment=comment,
+        journal_ref=collapse(journal_ref),
+        doi=collapse(doi),
+        published_at=_utc(published_at),
+        updated_at=_utc(updated_at),
+        code_urls=tuple(code_urls.items()),
+    )
+
+
+def collapse(text: str | None) -> str:
+    """Text with its line breaks and runs of spaces folded to single spaces."""
+    return " ".join((text or "").split())
+
+
+def plain_name(name: str) -> str:
+    """An author name with LaTeX accents turned to Unicode: "Andr\\'e" is "André"."""
+    name = collapse(name)
+    if "\\" in name or "{" in name:
+        name = collapse(_latex.latex_to_text(name))
+    return name
+
+
+def _may_hold_link(text: str) -> bool:
+    """False when text surely has no link: every one found has a scheme or names a
+    code host. Most abstracts have neither, and this is far cheaper than looking."""
+    if "://" in text:
+        return True
+    lowered = text.lower()
+    return any(host in lowered for host in CODE_HOSTS)
+
+
+def _utc(moment: datetime.datetime | None) -> datetime.datetime | None:
+    return moment.astimezone(datetime.UTC) if moment is not None else None

@@ -1,29 +1,27 @@
-"""Running arXiv API queries into the catalog, one recorded IngestRun each."""
+"""Ingest runs: a reader's batches fed through the pipeline into one IngestRun each.
+
+- run_source / run_query: an arXiv API query (a saved source, claimed so no
+  two workers run it at once, or an operator's ad-hoc query);
+- harvest_oai: OAI-PMH over a period, resumable;
+- import_snapshot: arXiv's metadata snapshot file.
+"""
 
 import datetime
-import logging
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from itertools import islice
+from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import Case, Q, Value, When
 from django.utils import timezone
 
-from catalog.enrichment.queue import queue_enrichment
-from catalog.models import Tag
-from ingest.arxiv_api import FetchError, SkippedEntry, fetch_updated
-from ingest.models import IngestRun, IngestSource
-from ingest.records import ArxivRecord
-from ingest.tagging import apply_tag_rules
-from ingest.upsert import upsert_records
+from catalog.progress import Progress
+from ingest import arxiv_api, oai, snapshot
+from ingest.http import ArxivHttp
+from ingest.models import IngestRun, IngestSource, OaiHarvest
+from ingest.pipeline import WORKERS, RunStopped, ingest, start_run
+from ingest.records import RecordFilter, Skipped
 
-logger = logging.getLogger(__name__)
-
-COUNTS = ["fetched", "created", "updated", "unchanged", "skipped"]
-# The run's error text lists at most this many skipped entries.
-SKIPPED_LISTED = 50
+SNAPSHOT_BATCH_SIZE = 2000
 MAX_REACHED = (
     "Stopped at the maximum of {max_results} results before reaching entries seen by the "
     "previous run, so papers in between may be missing: raise the maximum or run the "
@@ -35,30 +33,30 @@ class AlreadyRunning(Exception):
     pass
 
 
-class ClaimLost(Exception):
-    pass
-
-
 def run_source(*, source: IngestSource) -> IngestRun:
     """Run the source's query now; raise AlreadyRunning if a live run holds it."""
     token = _claim(source)
     completed = False
     try:
-        run = IngestRun.objects.create(kind=IngestRun.Kind.API, source=source, query=source.query)
+        run = start_run(kind=IngestRun.Kind.API, source=source, query=source.query)
         since = None
         if source.last_success_at:
             since = source.last_success_at - datetime.timedelta(
                 hours=settings.ARXIV_UPDATED_LOOKBACK_HOURS
             )
-        completed, problems = _ingest(
+
+        def unseen_gap(run: IngestRun, completed: bool) -> list[str]:
+            if completed and since and run.fetched >= source.max_results:
+                return [MAX_REACHED.format(max_results=source.max_results)]
+            return []
+
+        completed = ingest(
             run,
-            fetch_updated(query=source.query, max_results=source.max_results, since=since),
+            arxiv_api.read_query(query=source.query, max_results=source.max_results, since=since),
             tags=list(source.tags.all()),
-            after_batch=lambda: _refresh_claim(source, token),
+            after_batch=lambda batch: _refresh_claim(source, token),
+            final_checks=unseen_gap,
         )
-        if completed and since and run.fetched >= source.max_results:
-            problems.append(MAX_REACHED.format(max_results=source.max_results))
-        _finish(run, problems=problems)
     finally:
         # Only a run that read through to its end moves the next run's start.
         IngestSource.objects.filter(pk=source.pk, claim_token=token).update(
@@ -71,77 +69,96 @@ def run_source(*, source: IngestSource) -> IngestRun:
 
 def run_query(*, query: str, max_results: int) -> IngestRun:
     """Run an ad-hoc query now, for an operator trying a query before saving it."""
-    run = IngestRun.objects.create(kind=IngestRun.Kind.API, query=query)
-    _, problems = _ingest(run, fetch_updated(query=query, max_results=max_results), tags=[])
-    _finish(run, problems=problems)
+    run = start_run(kind=IngestRun.Kind.API, query=query)
+    ingest(run, arxiv_api.read_query(query=query, max_results=max_results))
     return run
 
 
-def _ingest(
-    run: IngestRun,
-    entries: Iterator[ArxivRecord | SkippedEntry],
+def harvest_oai(
     *,
-    tags: Sequence[Tag],
-    after_batch: Callable[[], None] = lambda: None,
-) -> tuple[bool, list[str]]:
-    """Store entries page by page, so a fault keeps what came before it.
+    from_date: datetime.date,
+    until_date: datetime.date | None = None,
+    set_spec: str = "",
+    progress: Progress | None = None,
+    on_skip=lambda skipped: None,
+    http: ArxivHttp | None = None,
+) -> IngestRun:
+    """Harvest the records changed in the period, resuming an unfinished harvest of it.
 
-    Returns whether every entry was read and what went wrong on the way.
+    A resumption token the server no longer knows starts the period over, once:
+    what was stored stays, and unchanged papers cost no writes.
     """
-    skipped: list[SkippedEntry] = []
-    problems: list[str] = []
-    completed = False
-    try:
-        while batch := list(islice(entries, settings.ARXIV_PAGE_SIZE)):
-            records = [entry for entry in batch if isinstance(entry, ArxivRecord)]
-            skipped += [entry for entry in batch if isinstance(entry, SkippedEntry)]
-            with transaction.atomic():
-                result = upsert_records(records, tags=tags)
-                apply_tag_rules(paper_ids=result.paper_ids)
-                queue_enrichment(result.paper_ids)
-                run.fetched += len(batch)
-                run.skipped += len(batch) - len(records)
-                run.created += result.created
-                run.updated += result.updated
-                run.unchanged += result.unchanged
-                run.save(update_fields=COUNTS)
-            after_batch()
-        completed = True
-    except FetchError as err:
-        problems.append(f"Fetching stopped: {err}")
-    except ClaimLost as err:
-        problems.append(str(err))
-    except Exception as err:
-        _finish(run, problems=[f"Crashed: {err!r}"])
-        raise
-    if skipped:
-        listed = "\n".join(map(str, skipped[:SKIPPED_LISTED]))
-        more = len(skipped) - SKIPPED_LISTED
-        problems.append(
-            f"Skipped {len(skipped)} unreadable entries:\n{listed}"
-            + (f"\n… and {more} more" if more > 0 else "")
+    state = (
+        OaiHarvest.objects.filter(
+            set_spec=set_spec, from_date=from_date, until_date=until_date, completed=False
         )
-    return completed, problems
+        .order_by("-started_at")
+        .first()
+    ) or OaiHarvest.objects.create(set_spec=set_spec, from_date=from_date, until_date=until_date)
+    run = start_run(kind=IngestRun.Kind.OAI, query=str(state))
+
+    def save_state(batch) -> None:
+        state.records += batch_records(batch)
+        state.resumption_token = batch.resume_from
+        state.completed = not batch.resume_from
+        state.save(update_fields=["records", "resumption_token", "completed", "updated_at"])
+
+    def batches():
+        try:
+            yield from oai.read_records(
+                from_date=from_date,
+                until_date=until_date,
+                set_spec=set_spec,
+                resume_from=state.resumption_token,
+                http=http,
+            )
+        except oai.ExpiredToken:
+            if not state.resumption_token:
+                raise
+            state.resumption_token = ""
+            yield from oai.read_records(
+                from_date=from_date, until_date=until_date, set_spec=set_spec, http=http
+            )
+
+    ingest(run, batches(), after_batch=save_state, on_skip=on_skip, progress=progress)
+    return run
 
 
-def _finish(run: IngestRun, *, problems: list[str]) -> None:
-    if problems and run.fetched == run.skipped:
-        run.status = IngestRun.Status.FAILED
-    elif problems:
-        run.status = IngestRun.Status.PARTIAL
-    else:
-        run.status = IngestRun.Status.SUCCEEDED
-    run.error = "\n\n".join(problems)
-    run.finished_at = timezone.now()
-    run.save(update_fields=["status", "error", "finished_at"])
-    logger.log(
-        logging.WARNING if problems else logging.INFO,
-        "Ingest run %s %s: %s %s",
-        run.pk,
-        run.status,
-        {name: getattr(run, name) for name in COUNTS},
-        run.error,
+def batch_records(batch) -> int:
+    return sum(1 for entry in batch.entries if not isinstance(entry, Skipped))
+
+
+def import_snapshot(
+    *,
+    path: Path,
+    record_filter: RecordFilter | None = None,
+    limit: int | None = None,
+    batch_size: int = SNAPSHOT_BATCH_SIZE,
+    workers: int = WORKERS,
+    progress: Progress | None = None,
+    on_skip=lambda skipped: None,
+) -> IngestRun:
+    """Store the snapshot's records that pass the filter; the run records the counts."""
+    described = ", ".join(
+        part
+        for part in (
+            path.name,
+            record_filter and record_filter.describe(),
+            limit and f"limit {limit}",
+        )
+        if part
     )
+    run = start_run(kind=IngestRun.Kind.SNAPSHOT, query=described)
+    ingest(
+        run,
+        snapshot.read_lines(path, batch_size=batch_size),
+        record_filter=record_filter,
+        limit=limit,
+        workers=workers,
+        progress=progress,
+        on_skip=on_skip,
+    )
+    return run
 
 
 def _claim(source: IngestSource) -> str:
@@ -172,4 +189,4 @@ def _refresh_claim(source: IngestSource, token: str) -> None:
         claimed_at=timezone.now()
     )
     if not refreshed:
-        raise ClaimLost("Stopped: the run stalled so long that another worker took it over.")
+        raise RunStopped("the run stalled so long that another worker took it over.")

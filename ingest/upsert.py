@@ -15,9 +15,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import BooleanField, Field, Model, Q
+from django.db.models import BooleanField, Field, JSONField, Model, Q
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
+from psycopg.types.json import Jsonb
 
 from catalog.cache import bump_catalog_version
 from catalog.models import (
@@ -40,6 +41,7 @@ ARXIV_FIELDS = (
     "title_key",
     "abstract",
     "author_names",
+    "author_list",
     "primary_category_id",
     "comment",
     "journal_ref",
@@ -343,6 +345,7 @@ def _plan(
         "title_key": title_key,
         "abstract": record.abstract,
         "author_names": ", ".join(name for _, name in ordered_authors),
+        "author_list": [name for _, name in ordered_authors],
         "primary_category_id": categories[record.primary_category].pk
         if record.primary_category
         else None,
@@ -538,9 +541,14 @@ def _delete(model: type[Model], field_name: str, values: list) -> None:
 def _write_rows(cursor, table: str, fields: Sequence[Field], rows: Iterable[Sequence]) -> None:
     columns = _columns(fields)
     if connection.vendor == "postgresql":
+        json_at = [n for n, f in enumerate(fields) if isinstance(f, JSONField)]
         # COPY adapts each value in C, far faster than parameters or arrays.
         with cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
             for row in rows:
+                if json_at:
+                    row = list(row)
+                    for n in json_at:
+                        row[n] = Jsonb(row[n])
                 copy.write_row(row)
         return
     placeholders = ", ".join(["%s"] * len(fields))

@@ -75,6 +75,7 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server
         with fake.lock:
             fake.requests.append(body)
+            fake.started.append(time.monotonic())
             scenario = fake.script.pop(0) if fake.script else "good"
         if scenario == "slow":
             time.sleep(SLOW_SECONDS)
@@ -127,6 +128,7 @@ class FakeLLMServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.lock = threading.Lock()
         self.requests: list[dict] = []
+        self.started: list[float] = []  # when each request arrived
         self.script: list[str] = []
 
     @property

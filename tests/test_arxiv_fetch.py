@@ -9,15 +9,10 @@ import psycopg
 import pytest
 from django.db import connection
 
-from ingest.arxiv_api import (
-    REQUEST_LOCK_KEY,
-    ArxivClient,
-    FetchError,
-    SkippedEntry,
-    fetch_updated,
-    parse_retry_after,
-)
-from ingest.records import ArxivRecord
+from catalog.pacing import lock_key
+from ingest.arxiv_api import read_query
+from ingest.http import ArxivHttp, parse_retry_after
+from ingest.records import ArxivRecord, Skipped, SourceUnreadable
 from tests.arxiv_server import (
     Fault,
     entry_id,
@@ -30,8 +25,18 @@ from tests.arxiv_server import (
 pytestmark = pytest.mark.django_db
 
 
-def fetch(**kwargs) -> list[ArxivRecord | SkippedEntry]:
-    return list(fetch_updated(**{"query": "cat:cs.SE AND abs:testing", "max_results": 25} | kwargs))
+REQUEST_LOCK_KEY = lock_key("arxiv")
+
+
+def entries(batches) -> Iterator[ArxivRecord | Skipped]:
+    for batch in batches:
+        yield from batch.entries
+
+
+def fetch(**kwargs) -> list[ArxivRecord | Skipped]:
+    return list(
+        entries(read_query(**{"query": "cat:cs.SE AND abs:testing", "max_results": 25} | kwargs))
+    )
 
 
 def as_datetime(timestamp: str) -> datetime.datetime:
@@ -119,9 +124,12 @@ def test_an_entry_with_missing_fields_is_skipped_and_the_rest_kept(fake_arxiv):
 
     results = fetch()
 
-    skipped = [r for r in results if isinstance(r, SkippedEntry)]
-    assert [s.reason for s in skipped] == ["missing its id or its dates", "missing title"]
-    assert entry_id(no_date) in skipped[0].entry_id
+    skipped = [r for r in results if isinstance(r, Skipped)]
+    assert [s.reason for s in skipped] == [
+        "missing its id or its dates",
+        f"{entry_id(no_title)}: missing title",
+    ]
+    assert entry_id(no_date) in skipped[0].where
     kept = [r.arxiv_id for r in results if isinstance(r, ArxivRecord)]
     # The paging offsets count skipped entries too: nothing repeated, nothing lost.
     expected = [entry_id(e) for i, e in enumerate(fake_arxiv.entries[:25]) if i not in (3, 12)]
@@ -137,8 +145,8 @@ def test_entries_that_are_no_papers_are_skipped(fake_arxiv):
     results = fetch()
 
     assert sorted(results, key=str) == [
-        SkippedEntry("https://arxiv.org/a/someone", "not an arXiv paper id"),
-        SkippedEntry(
+        Skipped("https://arxiv.org/a/someone", "not an arXiv paper id"),
+        Skipped(
             "https://arxiv.org/api/errors#incorrect_id_format_for_abc",
             "missing its id or its dates",
         ),
@@ -148,7 +156,7 @@ def test_entries_that_are_no_papers_are_skipped(fake_arxiv):
 def test_a_rejected_query_fails_at_once_with_arxivs_reason(fake_arxiv):
     fake_arxiv.queue(Fault(status=400, body=recorded("id_abc_s0_m100.xml")))
 
-    with pytest.raises(FetchError, match="HTTP 400: incorrect id format for abc"):
+    with pytest.raises(SourceUnreadable, match="HTTP 400: incorrect id format for abc"):
         fetch()
     assert len(fake_arxiv.requests) == 1
 
@@ -198,23 +206,22 @@ def test_a_lasting_fault_gives_up_after_the_retries_without_hanging(fake_arxiv):
     fetched = []
     began = time.monotonic()
 
-    with pytest.raises(FetchError, match=r"timed out .*gave up after 4 tries"):
-        fetched.extend(fetch_updated(query="all:testing", max_results=25))
+    with pytest.raises(SourceUnreadable, match=r"timed out .*gave up after 4 tries"):
+        fetched.extend(entries(read_query(query="all:testing", max_results=25)))
 
     assert len(fetched) == 10
     assert time.monotonic() - began < 4
 
 
 def test_backoff_grows_exponentially_with_jitter_and_a_cap():
-    client = ArxivClient.from_settings()
-    client.retry_base_wait, client.retry_max_wait = 1.0, 20.0
+    http = ArxivHttp.from_settings(retry_base_wait=1.0, retry_max_wait=20.0)
 
-    waits = [client._wait_before_retry(attempt, retry_after=None) for attempt in range(6)]
+    waits = [http.wait_before_retry(attempt, retry_after=None) for attempt in range(6)]
 
     for attempt, wait in enumerate(waits[:4]):
         assert 2**attempt <= wait <= 2**attempt + 1
     assert waits[5] == 20.0
-    assert 7 <= client._wait_before_retry(0, retry_after=7) <= 8
+    assert 7 <= http.wait_before_retry(0, retry_after=7) <= 8
 
 
 def test_requests_are_spaced_by_the_delay(fake_arxiv, settings):
@@ -287,7 +294,7 @@ def test_a_wedged_holder_of_the_arxiv_connection_is_reported_not_waited_for(
     settings.ARXIV_REQUEST_TIMEOUT = 0.1
     other_process_connection.execute("SELECT pg_advisory_lock(%s)", [REQUEST_LOCK_KEY])
 
-    with pytest.raises(FetchError, match="another process held the arXiv connection"):
+    with pytest.raises(SourceUnreadable, match="another process held the arxiv turn"):
         fetch()
     assert fake_arxiv.requests == []
 

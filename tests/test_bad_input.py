@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.factories import PaperFactory, TagFactory
+from tests.factories import CategoryFactory, PaperFactory, TagFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -117,3 +117,13 @@ def test_stored_html_is_shown_inert(client):
 
 def test_post_to_the_list_is_not_allowed(client):
     assert client.post("/").status_code == 405
+
+
+@pytest.mark.parametrize("path", ["/", "/tags/agents/", "/categories/cs.AI/"])
+def test_a_page_number_past_what_the_database_counts_shows_the_last_page(client, path):
+    TagFactory(slug="agents")
+    CategoryFactory(code="cs.AI")
+
+    response = client.get(path, {"page": "461168601842738792"})
+
+    assert response.status_code == 200

@@ -1,11 +1,11 @@
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from catalog.enrichment.backends import get_backend
-from catalog.enrichment.base import EnrichmentFailed, EnrichmentUnavailable
-from catalog.enrichment.extractive import ExtractiveBackend
-from catalog.enrichment.llm import LanguageModelBackend
-from catalog.enrichment.prompt import PROMPT_VERSION
+from enrichment.backends import get_backend
+from enrichment.base import EnrichmentFailed, EnrichmentUnavailable
+from enrichment.extractive import ExtractiveBackend
+from enrichment.llm import LanguageModelBackend
+from enrichment.prompt import PROMPT_VERSION
 from tests.fake_llm_server import ABSTRACT, GOOD_ANSWER, running_fake_llm
 
 TITLE = "StepCheck: verifying arithmetic reasoning step by step"

@@ -124,10 +124,10 @@ def test_feed_costs_the_same_queries_whatever_the_page_size(
         paper = PaperFactory(tags=[tag], categories=[category])
         CodeLinkFactory(paper=paper)
     client.get("/feed/")
-    # session, user, profile, papers with their count, authors, tags, filter
-    # choices, the reader's subscriptions and saved papers; no last-seen
-    # update, as the visit was recorded under a minute ago
-    with django_assert_num_queries(8):
+    # session, user, profile, papers with their count, tags, filter choices,
+    # the reader's subscriptions and saved papers; no last-seen update, as the
+    # visit was recorded under a minute ago
+    with django_assert_num_queries(7):
         response = client.get("/feed/")
     assert len(response.context["page"].object_list) == page_size
 

@@ -1,4 +1,5 @@
 import json
+import time
 
 import pytest
 from django.contrib.admin.models import LogEntry
@@ -8,10 +9,11 @@ from django.urls import reverse
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 from django_celery_beat.schedulers import DatabaseScheduler
 
+from catalog import background
 from catalog.models import Paper
 from config.celery import app as celery_app
 from ingest.models import IngestRun, IngestSource, OaiHarvest, TagRule
-from tests.arxiv_server import fake_arxiv_fixture  # noqa: F401
+from tests.arxiv_server import Fault, fake_arxiv_fixture  # noqa: F401
 from tests.factories import PaperFactory, TagFactory
 from tests.ingest_factories import IngestSourceFactory, TagRuleFactory
 
@@ -107,7 +109,7 @@ def test_run_now_queues_the_run_after_the_commit(
     for callback in callbacks:
         callback()
 
-    assert "Queued 1 source run(s)" in response.content.decode()
+    assert "Queued 1 source run;" in response.content.decode()
     run = IngestRun.objects.get()
     assert (run.source, run.status, run.created) == (source, IngestRun.Status.SUCCEEDED, 25)
     assert Paper.objects.count() == 25
@@ -217,3 +219,27 @@ def test_beat_reads_the_source_schedules_from_the_database():
     assert entry.task == "ingest.tasks.ingest_source"
     assert entry.kwargs == {"source_id": source.pk}
     assert entry.schedule.run_every.total_seconds() == 30 * 60
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_a_broker_run_now_answers_at_once_and_the_source_page_shows_progress(
+    admin_client, fake_arxiv, settings, monkeypatch
+):
+    settings.EAGER_TASKS_IN_THREADS = True
+    fake_arxiv.queue(*[Fault(delay=0.3)] * 3)  # a slow arXiv: three pages of 10
+    source = IngestSourceFactory(max_results=25)
+    began = time.monotonic()
+
+    response = admin_client.post(
+        changelist(IngestSource), {"action": "run_now", "_selected_action": [source.pk]}
+    )
+
+    assert response.status_code == 302
+    assert time.monotonic() - began < 0.5  # the page did not wait for the run
+    for thread in background.started_threads:
+        thread.join(timeout=30)
+    page = admin_client.get(reverse("admin:ingest_ingestsource_change", args=[source.pk]))
+    assert "Recent runs" in page.content.decode()
+    run = IngestRun.objects.get()
+    assert (run.status, run.created) == (IngestRun.Status.SUCCEEDED, 25)
+    assert f"<td>{run.get_status_display()}</td><td>25</td><td>25</td>" in page.content.decode()

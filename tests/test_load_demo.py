@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from catalog.demo import build
 from catalog.demo.services import DEMO_CATALOG
 from catalog.models import CodeLink, Paper, PaperAuthor, PaperTag, Summary, Tag
 from tests.factories import PaperFactory, TagFactory
+from tools import build_demo as build
 
 SEEDS = Path(__file__).parent / "data" / "seeds"
 UTC = datetime.UTC

@@ -205,12 +205,12 @@ def test_list_query_count_does_not_grow_with_papers(client, django_assert_num_qu
             CodeLinkFactory(paper=paper)
 
     fill(5)
-    # page rows (with primary category, official code link and the capped
-    # count), authors, tags, and the filter form's tag and category choices
-    with django_assert_num_queries(4):
+    # page rows (with primary category, official code link, author names and
+    # the capped count), tags, and the filter form's tag and category choices
+    with django_assert_num_queries(3):
         client.get("/")
     fill(45)
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(3):
         response = client.get("/")
     assert len(response.context["page"].object_list) == 20
 
@@ -219,9 +219,9 @@ def test_filtered_list_query_count_is_fixed(client, django_assert_num_queries):
     tag = TagFactory()
     for _ in range(30):
         PaperFactory(tags=[tag], authors=["A One"])
-    # the chosen tags' lookup, page rows with their count, authors, tags,
-    # and the filter form's choices
-    with django_assert_num_queries(5):
+    # the chosen tags' lookup, page rows with their count, tags, and the
+    # filter form's choices
+    with django_assert_num_queries(4):
         client.get(f"/?tag={tag.slug}&period=30d&q=reasoning")
     assert Paper.objects.count() == 30
 

@@ -140,12 +140,12 @@ def test_hidden_paper_is_not_found(client):
 
 
 def test_paper_page_query_count_is_fixed(client, paper, django_assert_num_queries):
-    # paper, authors, categories, tags, code links, published summaries, images
-    with django_assert_num_queries(7):
+    # paper with its author names, categories, tags, code links, published summaries, images
+    with django_assert_num_queries(6):
         client.get("/papers/2505.15034/")
     for n in range(20):
         CodeLinkFactory(paper=paper)
         SummaryFactory(paper=paper, language=f"x{n}")
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(6):
         client.get("/papers/2505.15034/")
     assert Paper.objects.count() == 1

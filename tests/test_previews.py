@@ -13,10 +13,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from PIL import Image
 
-from catalog.enrichment.queue import queue_enrichment
 from catalog.models import PaperImage
-from catalog.previews import PreviewDownloadError, download_pdf
-from catalog.tasks import render_paper_previews
+from enrichment.previews import PreviewDownloadError, download_pdf
+from enrichment.queue import queue_enrichment
+from enrichment.tasks import render_paper_previews
 from tests.factories import PaperFactory
 
 pytestmark = pytest.mark.django_db

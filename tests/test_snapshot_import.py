@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 
 from catalog.models import Author, Paper
 from ingest.models import IngestRun, TagRule
-from ingest.snapshot import build_record
+from ingest.records import build_record
 from tests.factories import TagFactory
 
 SAMPLE = Path(__file__).parent / "data" / "snapshot" / "sample.jsonl"
@@ -33,11 +33,11 @@ def test_import_stores_every_readable_line_and_reports_the_rest():
 
     assert stored_ids() == ["0704.0001", "2310.06825", "2501.12948", "2502.00001", "math/0309136"]
     assert "line 4: skipped, not JSON" in stderr
-    assert "line 5: skipped, 2401.04088: no title" in stderr
+    assert "line 5: skipped, 2401.04088: missing title" in stderr
     assert "5 papers read: 5 created, 0 updated, 0 unchanged; 2 lines skipped." in stdout
     run = IngestRun.objects.get()
     assert (run.kind, run.status) == (IngestRun.Kind.SNAPSHOT, IngestRun.Status.PARTIAL)
-    assert (run.fetched, run.created, run.skipped) == (5, 5, 2)
+    assert (run.fetched, run.created, run.skipped) == (7, 5, 2)
     assert run.finished_at is not None
 
 
@@ -91,7 +91,8 @@ def test_filters_choose_what_is_imported(arguments, expected):
     import_snapshot(str(SAMPLE), *arguments)
 
     assert stored_ids() == expected
-    assert IngestRun.objects.get().fetched == len(expected)
+    run = IngestRun.objects.get()
+    assert run.fetched - run.skipped == len(expected)
 
 
 @pytest.mark.django_db
@@ -179,7 +180,7 @@ def test_workers_store_every_batch_and_report_skips_in_file_order(tmp_path):
     run = IngestRun.objects.get()
     assert (run.status, run.fetched, run.created, run.skipped) == (
         IngestRun.Status.PARTIAL,
-        38,
+        40,
         38,
         2,
     )
@@ -200,11 +201,11 @@ def test_workers_store_every_batch_and_report_skips_in_file_order(tmp_path):
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_that_fails_fails_the_run(tmp_path, monkeypatch):
-    def lost_database(records):
+    def lost_database(records, **options):
         raise ConnectionError("the database went away")
 
     # The workers are forked from this process, so they inherit the patch.
-    monkeypatch.setattr("ingest.snapshot.upsert_records", lost_database)
+    monkeypatch.setattr("ingest.pipeline.upsert_records", lost_database)
     snapshot = write_snapshot(tmp_path / "snapshot.jsonl", 12, broken={})
 
     with pytest.raises(ConnectionError, match="the database went away"):
@@ -212,7 +213,7 @@ def test_a_worker_that_fails_fails_the_run(tmp_path, monkeypatch):
 
     run = IngestRun.objects.get()
     assert run.status == IngestRun.Status.FAILED
-    assert run.error == "ConnectionError: the database went away"
+    assert run.error == "Crashed: ConnectionError: the database went away"
     assert not Paper.objects.exists()
 
 

@@ -169,8 +169,8 @@ def test_list_buttons_cost_the_same_queries_whatever_the_page_size(
     for _ in range(page_size):
         PaperFactory(tags=tags)
     client.get("/")  # warm the session and the template caches
-    # session, user, papers with their count, authors, tags, the filter form's
-    # choices, the reader's subscriptions and saved papers
-    with django_assert_num_queries(7):
+    # session, user, papers with their count, tags, the filter form's choices,
+    # the reader's subscriptions and saved papers
+    with django_assert_num_queries(6):
         response = client.get("/")
     assert response.content.decode().count('class="chip-toggle"') == 2 * page_size

@@ -1,16 +1,19 @@
+import itertools
+import threading
 from io import StringIO
 
 import pytest
 from celery.exceptions import Retry
 from django.core.management import CommandError, call_command
+from django.db import connection
 from django.urls import reverse
 
-from catalog.enrichment.base import SOURCE_LANGUAGE, Enrichment, EnrichmentUnavailable
-from catalog.enrichment.prompt import PROMPT_VERSION
-from catalog.enrichment.queue import queue_enrichment, queue_summaries
-from catalog.enrichment.services import enrich_paper
 from catalog.models import Summary
-from catalog.tasks import summarize_paper
+from enrichment.base import SOURCE_LANGUAGE, Enrichment, EnrichmentUnavailable
+from enrichment.prompt import PROMPT_VERSION
+from enrichment.queue import queue_enrichment, queue_summaries
+from enrichment.services import enrich_paper
+from enrichment.tasks import summarize_paper
 from tests.factories import PaperFactory, SummaryFactory, TagFactory
 from tests.fake_llm_server import ABSTRACT, GOOD_ANSWER, running_fake_llm
 
@@ -241,12 +244,32 @@ def test_task_retries_an_unavailable_model_with_backoff(fake_llm, settings):
         summarize_paper.apply(args=[paper.pk])
 
     assert isinstance(retry.value.exc, EnrichmentUnavailable)
-    assert retry.value.when > 0
+    # Full jitter: anywhere from now up to the first backoff of 30 s.
+    assert 0 <= retry.value.when <= 30
     assert summaries(paper) == {}
 
 
-def test_task_is_rate_limited_by_setting(settings):
-    assert summarize_paper.rate_limit == settings.SUMMARY_RATE_LIMIT
+@pytest.mark.django_db(transaction=True)
+def test_model_calls_start_the_rate_limit_apart_across_workers(settings, fake_llm):
+    settings.SUMMARY_RATE_LIMIT = "120/m"  # 0.5 s apart
+    papers = [PaperFactory(abstract=ABSTRACT) for _ in range(3)]
+
+    def summarize(paper) -> None:
+        try:
+            enrich_paper(paper=paper)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=summarize, args=(paper,)) for paper in papers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+
+    starts = sorted(fake_llm.started)
+    assert len(starts) == 3
+    # Turns are given 0.5 s apart; each request then takes a moment to arrive.
+    assert all(later - earlier >= 0.4 for earlier, later in itertools.pairwise(starts))
 
 
 def test_queue_enrichment_runs_after_commit_for_papers_in_chosen_tags(

@@ -1,4 +1,4 @@
-"""Loading the demo catalog that catalog/demo/build.py wrote into the database."""
+"""Loading the demo catalog that tools/build_demo.py wrote into the database."""
 
 import datetime
 import json

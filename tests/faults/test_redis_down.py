@@ -96,7 +96,7 @@ def test_a_task_published_while_redis_is_down_is_queued_when_it_returns(redis, s
 
     assert publisher.returncode == 0, err
     assert "published after" in out
-    queued = redis.cli("LRANGE", "celery", "0", "-1")
+    queued = redis.cli("LRANGE", "ingest", "0", "-1")  # the ingest queue
     assert "ingest.tasks.ingest_source" in queued
     assert "424242" in queued
 

@@ -1,7 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from ingest.management.commands.import_arxiv_snapshot import iso_date
-from ingest.oai import HarvestError, harvest
+from catalog.progress import Progress
+from ingest.management.arguments import iso_date
+from ingest.runs import harvest_oai
 
 
 class Command(BaseCommand):
@@ -33,18 +34,21 @@ class Command(BaseCommand):
     def handle(self, *args, from_date, until_date, set_spec, **options):
         if until_date and from_date > until_date:
             raise CommandError("--from is after --until")
-        try:
-            run = harvest(
+        with Progress(
+            "OAI-PMH records", unit="records", enabled=options["verbosity"] > 0
+        ) as progress:
+            run = harvest_oai(
                 from_date=from_date,
                 until_date=until_date,
                 set_spec=set_spec,
-                on_skip=lambda reason: self.stderr.write(f"skipped {reason}"),
+                progress=progress,
+                on_skip=lambda skipped: self.stderr.write(f"skipped {skipped}"),
             )
-        except HarvestError as err:
-            raise CommandError(
-                f"Harvest stopped: {err}. Run the same command again to resume."
-            ) from err
         self.stdout.write(
             f"{run.fetched} records harvested: {run.created} created, {run.updated} updated, "
             f"{run.unchanged} unchanged; {run.skipped} skipped."
         )
+        if run.stopped_reason:
+            raise CommandError(
+                f"Harvest stopped: {run.stopped_reason} Run the same command again to resume."
+            )

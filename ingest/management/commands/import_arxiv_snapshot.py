@@ -1,17 +1,12 @@
-import datetime
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
-from tqdm import tqdm
 
-from ingest.snapshot import BATCH_SIZE, WORKERS, RecordFilter, SkippedLine, import_snapshot
-
-
-def iso_date(value: str) -> datetime.date:
-    try:
-        return datetime.date.fromisoformat(value)
-    except ValueError as err:
-        raise CommandError(f"{value!r} is not a date like 2024-05-31") from err
+from catalog.progress import Progress
+from ingest.management.arguments import iso_date
+from ingest.pipeline import WORKERS
+from ingest.records import RecordFilter
+from ingest.runs import SNAPSHOT_BATCH_SIZE, import_snapshot
 
 
 class Command(BaseCommand):
@@ -46,7 +41,10 @@ class Command(BaseCommand):
             "--limit", type=int, metavar="N", help="Stop after N papers that pass the filters."
         )
         parser.add_argument(
-            "--batch-size", type=int, default=BATCH_SIZE, help="Lines of the file per write."
+            "--batch-size",
+            type=int,
+            default=SNAPSHOT_BATCH_SIZE,
+            help="Lines of the file per write.",
         )
         parser.add_argument(
             "--workers",
@@ -65,16 +63,8 @@ class Command(BaseCommand):
         if (limit is not None and limit < 1) or batch_size < 1 or workers < 1:
             raise CommandError("--limit, --batch-size and --workers must be at least 1")
 
-        def report_skip(skipped: SkippedLine) -> None:
-            self.stderr.write(f"line {skipped.line_number}: skipped, {skipped.reason}")
-
-        with tqdm(
-            total=file.stat().st_size,
-            unit="B",
-            unit_scale=True,
-            desc=file.name,
-            disable=options["verbosity"] == 0,
-            mininterval=1,
+        with Progress(
+            file.name, total=file.stat().st_size, unit="B", enabled=options["verbosity"] > 0
         ) as progress:
             run = import_snapshot(
                 path=file,
@@ -82,10 +72,12 @@ class Command(BaseCommand):
                 limit=limit,
                 batch_size=batch_size,
                 workers=workers,
-                on_skip=report_skip,
-                on_progress=progress.update,
+                progress=progress,
+                on_skip=lambda skipped: self.stderr.write(
+                    f"{skipped.where}: skipped, {skipped.reason}"
+                ),
             )
         self.stdout.write(
-            f"{run.fetched} papers read: {run.created} created, {run.updated} updated, "
-            f"{run.unchanged} unchanged; {run.skipped} lines skipped."
+            f"{run.fetched - run.skipped} papers read: {run.created} created, "
+            f"{run.updated} updated, {run.unchanged} unchanged; {run.skipped} lines skipped."
         )

@@ -3,14 +3,22 @@
 import logging
 
 import openai
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from catalog.enrichment.base import Enrichment, EnrichmentFailed, EnrichmentUnavailable
-from catalog.enrichment.prompt import PROMPT_VERSION, build_messages
-from catalog.enrichment.validation import InvalidAnswer, parse_answer
 from catalog.models import Summary
+from catalog.pacing import TurnNotTaken, spacing_of, turn
+from enrichment.base import Enrichment, EnrichmentFailed, EnrichmentUnavailable
+from enrichment.prompt import PROMPT_VERSION, build_messages
+from enrichment.validation import InvalidAnswer, parse_answer
 
 logger = logging.getLogger(__name__)
+
+
+def model_turn():
+    """Calls to the model start SUMMARY_RATE_LIMIT apart, across every worker."""
+    spacing = spacing_of(settings.SUMMARY_RATE_LIMIT)
+    return turn("language-model", spacing=spacing, exclusive=False, max_wait=120 + 10 * spacing)
 
 
 class LanguageModelBackend:
@@ -76,13 +84,16 @@ class LanguageModelBackend:
         """The first choice of one chat completion (the client retries 429, 5xx and timeouts)."""
         extra = {"response_format": {"type": "json_object"}} if self._json_mode else {}
         try:
-            completion = self._client.chat.completions.create(
-                model=self.model_name,
-                messages=messages,
-                max_tokens=self._max_tokens,
-                temperature=0.2,
-                **extra,
-            )
+            with model_turn():
+                completion = self._client.chat.completions.create(
+                    model=self.model_name,
+                    messages=messages,
+                    max_tokens=self._max_tokens,
+                    temperature=0.2,
+                    **extra,
+                )
+        except TurnNotTaken as exc:
+            raise EnrichmentUnavailable(str(exc)) from exc
         except openai.BadRequestError as exc:
             if not self._json_mode:
                 raise EnrichmentFailed(f"{self.model_name} refused the request: {exc}") from exc

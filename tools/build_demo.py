@@ -1,6 +1,6 @@
 """Build the demo catalog, catalog/demo/papers.json, from text dumps of three listing pages.
 
-    DEBUG=1 python -m catalog.demo.build SEED_DIR
+    DEBUG=1 python -m tools.build_demo SEED_DIR
 
 SEED_DIR holds the pages as text: a PyTorchKR paper list (arXiv ids, titles,
 abstracts) and ChatPaperFree daily digests for one topic (titles, authors,
@@ -27,7 +27,7 @@ import django
 from catalog import arxiv_ids
 from catalog.code_links import extract_code_urls
 
-OUTPUT = Path(__file__).with_name("papers.json")
+OUTPUT = Path(__file__).resolve().parent.parent / "catalog" / "demo" / "papers.json"
 
 DIGEST_NAME = "ChatPaperFree digest"
 DIGEST_LANGUAGE = "zh-hans"

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import transaction
 
-from catalog.enrichment.backends import get_backend
-from catalog.enrichment.base import SOURCE_LANGUAGE, Enrichment, EnrichmentBackend, EnrichmentFailed
 from catalog.models import Paper, Summary
+from enrichment.backends import get_backend
+from enrichment.base import SOURCE_LANGUAGE, Enrichment, EnrichmentBackend, EnrichmentFailed
 
 logger = logging.getLogger(__name__)
 

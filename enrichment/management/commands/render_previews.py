@@ -2,7 +2,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from catalog.management.arguments import paper_from_argument
 from catalog.models import PaperImage
-from catalog.previews import (
+from catalog.progress import each_with_progress
+from enrichment.previews import (
     PreviewDownloadError,
     PreviewUnavailable,
     papers_missing_previews,
@@ -28,7 +29,8 @@ class Command(BaseCommand):
             papers = [paper_from_argument(raw) for raw in paper]
 
         failed = 0
-        for each in papers:
+        verbose = options["verbosity"] > 0
+        for each in each_with_progress(papers, what="previews", unit="papers", enabled=verbose):
             try:
                 images = render_previews(paper=each)
             except (PreviewUnavailable, PreviewDownloadError) as exc:

@@ -1,11 +1,12 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from catalog.enrichment.backends import get_backend
-from catalog.enrichment.base import EnrichmentUnavailable
-from catalog.enrichment.selectors import papers_missing_summaries
-from catalog.enrichment.services import enrich_paper, planned_keys
 from catalog.management.arguments import paper_from_argument
 from catalog.models import Tag
+from catalog.progress import each_with_progress
+from enrichment.backends import get_backend
+from enrichment.base import EnrichmentUnavailable
+from enrichment.selectors import papers_missing_summaries
+from enrichment.services import enrich_paper, planned_keys
 
 
 class Command(BaseCommand):
@@ -43,7 +44,8 @@ class Command(BaseCommand):
             papers = [paper_from_argument(raw) for raw in paper]
 
         failed = 0
-        for each in papers:
+        verbose = options["verbosity"] > 0
+        for each in each_with_progress(papers, what="summaries", unit="papers", enabled=verbose):
             try:
                 report = enrich_paper(
                     paper=each, regenerate=regenerate, overwrite_curator=force, backend=backend

@@ -8,8 +8,8 @@ from sumy.parsers.plaintext import PlaintextParser
 from sumy.summarizers.lex_rank import LexRankSummarizer
 from sumy.utils import get_stop_words
 
-from catalog.enrichment.base import Enrichment, EnrichmentFailed
 from catalog.models import Summary
+from enrichment.base import Enrichment, EnrichmentFailed
 
 SUMMARY_SENTENCES = 2
 MAX_TAKEAWAYS = 5

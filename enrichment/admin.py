@@ -1,12 +1,12 @@
-"""Curation hooks for the admin: (re)generating summaries, and protecting curators' edits."""
+"""The paper admin gains the enrichment actions: (re)generating summaries."""
 
-from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from catalog.enrichment.queue import queue_summaries
-from catalog.models import Paper, Summary
+from catalog.admin import PaperAdmin
+from catalog.models import Paper
+from enrichment.queue import queue_summaries
 
 
 def _queue(request: HttpRequest, queryset: QuerySet[Paper], **options: bool) -> None:
@@ -39,25 +39,9 @@ SUMMARY_ACTIONS = [
 ]
 
 
-class CuratorSummaryForm(forms.ModelForm):
-    """A summary whose text a curator changes is theirs: regeneration leaves it alone."""
+class EnrichedPaperAdmin(PaperAdmin):
+    actions = [*PaperAdmin.actions, *SUMMARY_ACTIONS]
 
-    class Meta:
-        model = Summary
-        fields = [
-            "paper",
-            "language",
-            "kind",
-            "status",
-            "body",
-            "backend",
-            "written_by",
-            "model_name",
-            "prompt_version",
-            "curator_edited",
-        ]
 
-    def save(self, commit: bool = True) -> Summary:
-        if "body" in self.changed_data:
-            self.instance.curator_edited = True
-        return super().save(commit=commit)
+admin.site.unregister(Paper)
+admin.site.register(Paper, EnrichedPaperAdmin)

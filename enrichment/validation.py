@@ -3,7 +3,7 @@
 import json
 import re
 
-from catalog.enrichment.base import Enrichment
+from enrichment.base import Enrichment
 
 MAX_SUMMARY_CHARS = 1200
 MIN_TAKEAWAYS = 3

@@ -3,9 +3,9 @@
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from catalog.enrichment.base import EnrichmentBackend
-from catalog.enrichment.extractive import ExtractiveBackend
-from catalog.enrichment.llm import LanguageModelBackend
+from enrichment.base import EnrichmentBackend
+from enrichment.extractive import ExtractiveBackend
+from enrichment.llm import LanguageModelBackend
 
 
 def get_backend() -> EnrichmentBackend:

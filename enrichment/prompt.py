@@ -3,7 +3,7 @@ each stored summary records the version that produced it."""
 
 from django.utils.translation import get_language_info
 
-from catalog.enrichment.validation import (
+from enrichment.validation import (
     MAX_SUMMARY_CHARS,
     MAX_TAKEAWAY_CHARS,
     MAX_TAKEAWAYS,

@@ -15,7 +15,6 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 import requests
 from django.conf import settings
-from django.core.cache import cache
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
@@ -23,6 +22,7 @@ from PIL import Image
 
 from catalog.arxiv_ids import pdf_url
 from catalog.models import Paper, PaperImage
+from catalog.pacing import TurnNotTaken, arxiv_turn
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +32,6 @@ MIN_FIGURE_SHARE = 0.04
 MAX_FIGURE_SHARE = 0.9
 # Figures are cropped from a page rendered at this many times the page width.
 FIGURE_SCALE = 2
-PDF_THROTTLE_KEY = "catalog:arxiv-pdf-slot"
 
 
 class PreviewUnavailable(Exception):
@@ -52,23 +51,21 @@ class RenderedImage:
     height: int
 
 
-def wait_for_arxiv_slot() -> None:
-    """Block until this process may send arXiv a request, at most one per
-    ARXIV_DELAY_SECONDS across all workers that share the cache."""
-    delay = getattr(settings, "ARXIV_DELAY_SECONDS", 3.0)
-    if delay <= 0:
-        return
-    while not cache.add(PDF_THROTTLE_KEY, 1, timeout=delay):
-        time.sleep(min(delay, 0.2))
-
-
 def download_pdf(*, arxiv_id: str) -> bytes:
     """The paper's PDF, refused past PREVIEW_MAX_PDF_BYTES or PREVIEW_TIMEOUT."""
     limit = settings.PREVIEW_MAX_PDF_BYTES
     timeout = settings.PREVIEW_TIMEOUT
     url = pdf_url(arxiv_id)
-    wait_for_arxiv_slot()
-    headers = {"User-Agent": getattr(settings, "ARXIV_USER_AGENT", settings.SITE_NAME)}
+    headers = {"User-Agent": settings.ARXIV_USER_AGENT}
+    try:
+        # The download takes arXiv's one connection, shared with ingest.
+        with arxiv_turn(max_wait=4 * (timeout + settings.ARXIV_DELAY_SECONDS)):
+            return _download(url, headers=headers, limit=limit, timeout=timeout)
+    except TurnNotTaken as exc:
+        raise PreviewDownloadError(str(exc)) from exc
+
+
+def _download(url: str, *, headers: dict[str, str], limit: int, timeout: float) -> bytes:
     deadline = time.monotonic() + timeout
     try:
         with requests.get(url, headers=headers, timeout=timeout, stream=True) as response:

@@ -5,24 +5,19 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.db import transaction
 
+from catalog import background
 from catalog.models import Paper
-from catalog.tasks import render_paper_previews, summarize_paper
+from enrichment.tasks import render_paper_previews, summarize_paper
 
 
 def queue_summaries(
     *, paper_ids: Iterable[int], regenerate: bool = False, overwrite_curator: bool = False
 ) -> None:
     """Summarise these papers in the background once the current transaction commits."""
-    ids = list(paper_ids)
-
-    def send() -> None:
-        for paper_id in ids:
-            summarize_paper.delay(
-                paper_id, regenerate=regenerate, overwrite_curator=overwrite_curator
-            )
-
-    # robust: when tasks run eagerly (no broker), a failure must not undo the caller's work.
-    transaction.on_commit(send, robust=True)
+    for paper_id in paper_ids:
+        background.send(
+            summarize_paper, paper_id, regenerate=regenerate, overwrite_curator=overwrite_curator
+        )
 
 
 def queue_enrichment(paper_ids: Iterable[int]) -> None:

@@ -1,0 +1,132 @@
+"""Public RSS 2.0 and Atom feeds of paper lists; each class serves both formats."""
+
+from django.conf import settings
+from django.contrib.syndication.views import Feed
+from django.core.exceptions import BadRequest
+from django.http import HttpRequest
+from django.shortcuts import get_object_or_404
+from django.urls import URLPattern, path, reverse
+from django.utils.feedgenerator import Atom1Feed, Rss201rev2Feed, SyndicationFeed
+from django.utils.html import escape
+
+from catalog.filters import PaperFilter
+from catalog.models import Category, Paper, Tag
+from catalog.selectors import feed_items, filter_papers
+
+
+class PaperFeed(Feed):
+    def __init__(self, feed_type: type[SyndicationFeed] = Rss201rev2Feed) -> None:
+        super().__init__()
+        self.feed_type = feed_type
+
+    def papers(self, obj):
+        return Paper.objects.visible().newest_first()
+
+    def items(self, obj) -> list[Paper]:
+        return feed_items(papers=self.papers(obj))
+
+    def subtitle(self, obj) -> str:
+        # Atom's name for RSS's description.
+        return self.description(obj)
+
+    def item_title(self, paper: Paper) -> str:
+        return paper.title
+
+    def item_description(self, paper: Paper) -> str:
+        # Feed readers show the description as HTML; the abstract is plain text.
+        return escape(paper.abstract)
+
+    def item_link(self, paper: Paper) -> str:
+        return paper.get_absolute_url()
+
+    def item_pubdate(self, paper: Paper):
+        return paper.listed_at
+
+    def item_updateddate(self, paper: Paper):
+        return paper.updated_at or paper.listed_at
+
+    def item_author_name(self, paper: Paper) -> str | None:
+        return paper.author_names or None
+
+    def item_categories(self, paper: Paper) -> list[str]:
+        return [tag.name for tag in paper.tags.all()]
+
+
+class LatestFeed(PaperFeed):
+    def title(self, obj) -> str:
+        return f"{settings.SITE_NAME}: newest papers"
+
+    def link(self, obj) -> str:
+        return reverse("catalog:paper_list")
+
+    def description(self, obj) -> str:
+        return f"The newest papers in the {settings.SITE_NAME} catalog."
+
+
+class TagFeed(PaperFeed):
+    def get_object(self, request: HttpRequest, slug: str) -> Tag:
+        return get_object_or_404(Tag, slug=slug)
+
+    def papers(self, tag: Tag):
+        return super().papers(tag).filter(tags=tag)
+
+    def title(self, tag: Tag) -> str:
+        return f"{settings.SITE_NAME}: {tag.name}"
+
+    def link(self, tag: Tag) -> str:
+        return tag.get_absolute_url()
+
+    def description(self, tag: Tag) -> str:
+        # Feed readers render descriptions as HTML; a curator's text is shown as written.
+        return escape(tag.description or f"The newest papers tagged {tag.name}.")
+
+
+class CategoryFeed(PaperFeed):
+    def get_object(self, request: HttpRequest, code: str) -> Category:
+        return get_object_or_404(Category, code=code)
+
+    def papers(self, category: Category):
+        return super().papers(category).filter(categories=category)
+
+    def title(self, category: Category) -> str:
+        return f"{settings.SITE_NAME}: {category.code}"
+
+    def link(self, category: Category) -> str:
+        return category.get_absolute_url()
+
+    def description(self, category: Category) -> str:
+        return f"The newest papers in {category.name or category.code}."
+
+
+class SearchFeed(PaperFeed):
+    """Any filtered list: the same parameters as the list page."""
+
+    def get_object(self, request: HttpRequest) -> PaperFilter:
+        paper_filter = filter_papers(request.GET)
+        if not paper_filter.is_valid():
+            problems = "; ".join(
+                f"{field}: {' '.join(errors)}" for field, errors in paper_filter.errors.items()
+            )
+            raise BadRequest(f"These feed parameters are not valid: {problems}")
+        return paper_filter
+
+    def papers(self, paper_filter: PaperFilter):
+        return paper_filter.qs
+
+    def title(self, paper_filter: PaperFilter) -> str:
+        return f"{settings.SITE_NAME}: search"
+
+    def link(self, paper_filter: PaperFilter) -> str:
+        query = paper_filter.data.urlencode()
+        return reverse("catalog:paper_list") + (f"?{query}" if query else "")
+
+    def description(self, paper_filter: PaperFilter) -> str:
+        return f"Papers in {settings.SITE_NAME} matching a search."
+
+
+def feed_paths(route: str, feed_class: type[PaperFeed], name: str) -> list[URLPattern]:
+    """The RSS 2.0 (.rss) and Atom (.atom) address of one feed."""
+    return [
+        path(f"{route}.rss", feed_class(), name=f"{name}-rss"),
+        path(f"{route}.atom", feed_class(feed_type=Atom1Feed), name=f"{name}-atom"),
+    ]

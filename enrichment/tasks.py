@@ -1,0 +1,53 @@
+"""Background enrichment of papers: thin wrappers of enrichment.services and enrichment.previews."""
+
+import logging
+
+from celery import shared_task
+
+from catalog.models import Paper
+from enrichment.base import EnrichmentUnavailable
+from enrichment.previews import PreviewDownloadError, PreviewUnavailable, render_previews
+from enrichment.services import enrich_paper
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(
+    soft_time_limit=600,
+    time_limit=660,
+    autoretry_for=(EnrichmentUnavailable,),
+    retry_backoff=30,
+    retry_backoff_max=3600,
+    retry_jitter=True,
+    max_retries=6,
+)
+def summarize_paper(
+    paper_id: int, *, regenerate: bool = False, overwrite_curator: bool = False
+) -> dict:
+    paper = Paper.objects.filter(pk=paper_id).first()
+    if paper is None:
+        return {"paper": paper_id, "error": "the paper no longer exists"}
+    report = enrich_paper(paper=paper, regenerate=regenerate, overwrite_curator=overwrite_curator)
+    logger.info("%s", report)
+    return report.as_dict()
+
+
+@shared_task(
+    soft_time_limit=300,
+    time_limit=360,
+    autoretry_for=(PreviewDownloadError,),
+    retry_backoff=60,
+    retry_backoff_max=3600,
+    retry_jitter=True,
+    max_retries=5,
+)
+def render_paper_previews(paper_id: int) -> dict:
+    paper = Paper.objects.filter(pk=paper_id).first()
+    if paper is None:
+        return {"paper": paper_id, "error": "the paper no longer exists"}
+    try:
+        images = render_previews(paper=paper)
+    except PreviewUnavailable as exc:
+        logger.error("No previews for paper %s: %s", paper_id, exc)
+        return {"paper": paper_id, "error": str(exc)}
+    return {"paper": paper_id, "images": len(images)}

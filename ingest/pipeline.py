@@ -1,0 +1,246 @@
+"""The one way records enter the catalog, whichever reader brought them.
+
+store_batch() writes one batch: the papers (ingest.upsert), the tag rules,
+the papers_stored signal (enrichment and vectors listen), the counts; the
+catalog cache is bumped when the batch commits. ingest() feeds a reader's
+batches through it into an IngestRun, in this process or in worker processes
+side by side, and closes the run by one rule.
+"""
+
+import logging
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import closing
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from django.db import connection, connections, transaction
+from django.utils import timezone
+
+from catalog.models import Author, Category, CodeLink, Paper, PaperAuthor, PaperTag, Tag
+from catalog.progress import Progress
+from catalog.signals import papers_stored
+from ingest.models import IngestRun
+from ingest.records import ArxivRecord, Entry, RecordFilter, Skipped, SourceUnreadable
+from ingest.tagging import apply_tag_rules
+from ingest.upsert import upsert_records
+
+logger = logging.getLogger(__name__)
+
+# Each worker is a parsing process plus the database backend storing its
+# batches; more than a few would only queue up on the database's cores.
+WORKERS = min(4, os.cpu_count() or 1)
+# The run's error text lists at most this many skipped entries.
+SKIPPED_LISTED = 50
+# The tables a bulk import fills, whose planner statistics it refreshes.
+FILLED_MODELS = (Paper, PaperAuthor, Author, Paper.categories.through, Category, CodeLink, PaperTag)
+
+
+class BatchLike(Protocol):
+    @property
+    def entries(self) -> Sequence[Entry]: ...
+
+    size: int
+    resume_from: str
+
+
+class RunStopped(Exception):
+    """Raised by an after_batch callback: the run must stop here (the message says why)."""
+
+
+@dataclass
+class BatchOutcome:
+    fetched: int = 0  # records kept (past the filter) and entries skipped
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+    paper_ids: list[int] = field(default_factory=list)  # created or changed
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {
+            "fetched": self.fetched,
+            "created": self.created,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "skipped": len(self.skipped),
+        }
+
+
+def store_batch(
+    entries: Sequence[Entry],
+    *,
+    tags: Sequence[Tag] = (),
+    bulk: bool = False,
+    record_filter: RecordFilter | None = None,
+    limit: int | None = None,
+) -> BatchOutcome:
+    """Store the batch's records that pass the filter (at most limit) in one transaction."""
+    records = [e for e in entries if isinstance(e, ArxivRecord)]
+    if record_filter:
+        records = [record for record in records if record_filter.matches(record)]
+    if limit is not None:
+        records = records[:limit]
+    outcome = BatchOutcome(skipped=[e for e in entries if isinstance(e, Skipped)])
+    with transaction.atomic():
+        result = upsert_records(records, tags=tags)
+        apply_tag_rules(paper_ids=result.paper_ids)
+        if result.paper_ids:
+            papers_stored.send(sender=IngestRun, paper_ids=result.paper_ids, bulk=bulk)
+    outcome.fetched = len(records) + len(outcome.skipped)
+    outcome.created, outcome.updated = result.created, result.updated
+    outcome.unchanged, outcome.paper_ids = result.unchanged, result.paper_ids
+    return outcome
+
+
+def start_run(*, kind: str, source=None, query: str = "") -> IngestRun:
+    return IngestRun.objects.create(kind=kind, source=source, query=query[:1000])
+
+
+def ingest(
+    run: IngestRun,
+    batches: Iterable[BatchLike],
+    *,
+    tags: Sequence[Tag] = (),
+    record_filter: RecordFilter | None = None,
+    limit: int | None = None,
+    workers: int = 1,
+    after_batch: Callable[[BatchLike], None] = lambda batch: None,
+    on_skip: Callable[[Skipped], None] = lambda skipped: None,
+    progress: Progress | None = None,
+    final_checks: Callable[[IngestRun, bool], list[str]] = lambda run, completed: [],
+) -> bool:
+    """Store the batches into the run, each as it arrives, and close the run.
+
+    Returns whether every batch was read; final_checks may name problems
+    only the caller can see. A source that becomes unreadable or
+    an after_batch that stops the run ends it with what was stored before; any
+    other error closes the run and is raised. Bulk runs (snapshot, harvest) go
+    through worker processes when workers > 1 (each with its own database
+    connection; not with a limit, or inside a transaction of the caller's,
+    whose atomicity other connections would break) and end by refreshing the
+    planner's statistics of the tables they filled.
+    """
+    bulk = run.kind in IngestRun.BULK_KINDS
+    options = {"tags": list(tags), "bulk": bulk, "record_filter": record_filter}
+    if workers > 1 and limit is None and not connection.in_atomic_block:
+        outcomes = _store_in_workers(batches, workers=workers, **options)
+    else:
+        outcomes = _store_here(batches, limit=limit, **options)
+    skipped: list[Skipped] = []
+    problems: list[str] = []
+    completed = False
+    try:
+        # Closed at once on a failure, so that workers stop rather than store what is queued.
+        with closing(outcomes):
+            for batch, outcome in outcomes:
+                run.add(outcome.counts)
+                # Saved after each batch so the admin shows how far a long run has got.
+                run.save(update_fields=IngestRun.COUNT_FIELDS)
+                for each in outcome.skipped:
+                    on_skip(each)
+                skipped += outcome.skipped[: SKIPPED_LISTED - len(skipped)]
+                if progress is not None:
+                    progress.advance(batch.size or len(outcome.skipped) + outcome.fetched)
+                after_batch(batch)
+        completed = True
+    except (SourceUnreadable, RunStopped) as err:
+        problems.append(f"Stopped: {err}")
+    except BaseException as err:
+        finish_run(run, problems=[f"Crashed: {type(err).__name__}: {err}"])
+        raise
+    if run.skipped:
+        listed = "\n".join(map(str, skipped))
+        more = run.skipped - len(skipped)
+        problems.append(
+            f"Skipped {run.skipped} unreadable entries:\n{listed}"
+            + (f"\n… and {more} more" if more > 0 else "")
+        )
+    problems += final_checks(run, completed)
+    if bulk:
+        analyze_filled_tables()
+    finish_run(run, problems=problems)
+    return completed
+
+
+def finish_run(run: IngestRun, *, problems: Sequence[str] = ()) -> None:
+    """Failed if something went wrong and nothing readable came; finished with
+    errors if something went wrong; succeeded otherwise."""
+    if problems and run.fetched == run.skipped:
+        run.status = IngestRun.Status.FAILED
+    elif problems:
+        run.status = IngestRun.Status.PARTIAL
+    else:
+        run.status = IngestRun.Status.SUCCEEDED
+    run.error = "\n\n".join(problems)
+    run.finished_at = timezone.now()
+    run.save(update_fields=["status", "error", "finished_at"])
+    logger.log(
+        logging.WARNING if problems else logging.INFO,
+        "Ingest run %s %s: %s %s",
+        run.pk,
+        run.status,
+        {name: getattr(run, name) for name in IngestRun.COUNT_FIELDS},
+        run.error,
+    )
+
+
+def analyze_filled_tables() -> None:
+    """Fresh planner statistics: until gathered, list and search pages over
+    freshly imported papers run several times slower."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            tables = ", ".join(connection.ops.quote_name(m._meta.db_table) for m in FILLED_MODELS)
+            cursor.execute(f"ANALYZE {tables}")
+        else:
+            cursor.execute("ANALYZE")
+
+
+def _store_here(
+    batches: Iterable[BatchLike], *, limit: int | None, **options
+) -> Iterator[tuple[BatchLike, BatchOutcome]]:
+    remaining = limit
+    for batch in batches:
+        outcome = store_batch(batch.entries, limit=remaining, **options)
+        yield batch, outcome
+        if remaining is not None:
+            remaining -= outcome.fetched - len(outcome.skipped)
+            if remaining <= 0:
+                return
+
+
+def _store_parsed(batch: BatchLike, *, tag_ids: list[int], **options) -> BatchOutcome:
+    """A worker's job: parse the batch and store it."""
+    return store_batch(batch.entries, tags=list(Tag.objects.filter(pk__in=tag_ids)), **options)
+
+
+def _store_in_workers(
+    batches: Iterable[BatchLike], *, workers: int, tags: list[Tag], **options
+) -> Iterator[tuple[BatchLike, BatchOutcome]]:
+    """Outcomes in the reader's order, while the workers parse and store the batches ahead.
+
+    Two workers meeting on one paper or author are kept apart by the unique
+    constraints and row locks upsert_records relies on. At most two batches a
+    worker are in flight, so memory stays flat.
+    """
+    # Forked workers must not share this process's connections: each opens its own.
+    connections.close_all()
+    executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    pending: deque[tuple[BatchLike, Future]] = deque()
+    tag_ids = [tag.pk for tag in tags]
+    try:
+        for batch in batches:
+            future = executor.submit(_store_parsed, batch, tag_ids=tag_ids, **options)
+            pending.append((batch, future))
+            if len(pending) >= 2 * workers:
+                batch, future = pending.popleft()
+                yield batch, future.result()
+        while pending:
+            batch, future = pending.popleft()
+            yield batch, future.result()
+    finally:
+        executor.shutdown(cancel_futures=True)

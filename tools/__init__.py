@@ -1,0 +1,1 @@
+"""Offline tools for maintainers; nothing the site runs imports them."""
