@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 
 from catalog.models import Author, Paper
 from ingest.models import IngestRun, TagRule
@@ -236,3 +237,21 @@ def test_code_links_are_found_in_any_spelling(abstract, links):
     )
 
     assert [url for url, _ in record.code_urls] == links
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's statistics")
+def test_an_import_ends_with_fresh_planner_statistics(tmp_path):
+    snapshot = write_snapshot(tmp_path / "snapshot.jsonl", 12, broken={})
+
+    import_snapshot(str(snapshot), "--workers", "1")
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT relname, n_mod_since_analyze, last_analyze IS NOT NULL"
+            " FROM pg_stat_user_tables WHERE relname IN"
+            " ('catalog_paper', 'catalog_paperauthor', 'catalog_author', 'catalog_codelink')"
+        )
+        statistics = {name: (modified, analyzed) for name, modified, analyzed in cursor}
+    assert statistics["catalog_paper"] == (0, True)
+    assert statistics["catalog_paperauthor"] == (0, True)
