@@ -8,7 +8,7 @@ PORT ?= 8000
 
 export DEBUG ?= 1
 
-.PHONY: run test lint format migrate demo worker beat clean bench-import bench
+.PHONY: run test lint format migrate demo worker beat clean bench-import bench profile
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -63,6 +63,11 @@ bench-import: $(VENV)/.installed
 N ?= 1000000
 bench: $(VENV)/.installed $(WRK)
 	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/python -m bench.run --papers $(N)
+
+# Where a page's time goes, on the catalog `make bench` built: make profile PROFILE_ARGS="--reader --path /"
+PROFILE_ARGS ?= --path /
+profile: $(VENV)/.installed
+	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/python -m bench.profile $(PROFILE_ARGS)
 
 clean:
 	rm -rf $(VENV) db.sqlite3 .smoke.sqlite3 staticfiles
