@@ -23,7 +23,7 @@ $(VENV)/.installed: $(BIN)/python requirements-dev.lock
 # pull in, with hashes, into requirements.lock (the image's) and
 # requirements-dev.lock (this venv's, with the same runtime pins). Pins already
 # in a lock are kept; `make lock UPGRADE=1` moves everything to the newest
-# release. Resolved on Python 3.11, the image's, against PyPI alone, so that
+# release. Resolved on Python 3.11 (3.11.3 or newer, as in the image) against PyPI alone, so that
 # every hash is one PyPI serves whatever mirror pip is set up with here.
 PIP_COMPILE = env -u PIP_INDEX_URL -u PIP_EXTRA_INDEX_URL -u PIP_FIND_LINKS \
 	PIP_CONFIG_FILE=/dev/null $(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe \

@@ -275,7 +275,11 @@ if LOG_FORMAT not in ("text", "json"):
     from django.core.exceptions import ImproperlyConfigured
 
     raise ImproperlyConfigured(f"LOG_FORMAT is 'text' or 'json', not {LOG_FORMAT!r}.")
-ADMINS = [(name or address, address) for name, address in getaddresses([env("ADMINS", default="")])]
+ADMINS = [
+    (name or address, address)
+    for name, address in getaddresses([env("ADMINS", default="")])
+    if name or address
+]
 if any("@" not in address for _, address in ADMINS):
     from django.core.exceptions import ImproperlyConfigured
 

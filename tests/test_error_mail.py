@@ -117,6 +117,14 @@ def test_admins_come_from_the_environment():
     )
 
 
+def test_without_admins_nobody_is_mailed():
+    for unset in ("", " , "):
+        result = settings_in_a_fresh_process(ADMINS=unset)
+
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == "[]"
+
+
 def test_a_malformed_admins_list_stops_the_site_at_start():
     result = settings_in_a_fresh_process(ADMINS="ops")
 
