@@ -5,6 +5,7 @@ from email.utils import getaddresses
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -16,8 +17,6 @@ SECRET_KEY = env("SECRET_KEY", default="dev-only-insecure-key-change-me" if DEBU
 if SECRET_KEY is None:
     # Development without a key is allowed only with DEBUG on, so a forgotten
     # key can never reach production silently.
-    from django.core.exceptions import ImproperlyConfigured
-
     raise ImproperlyConfigured("Set SECRET_KEY (or DEBUG=1 for development).")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -272,8 +271,6 @@ INGEST_CLAIM_STALE_SECONDS = env.int("INGEST_CLAIM_STALE_SECONDS", default=1800)
 LOG_LEVEL = env("LOG_LEVEL", default="INFO").upper()
 LOG_FORMAT = env("LOG_FORMAT", default="text")
 if LOG_FORMAT not in ("text", "json"):
-    from django.core.exceptions import ImproperlyConfigured
-
     raise ImproperlyConfigured(f"LOG_FORMAT is 'text' or 'json', not {LOG_FORMAT!r}.")
 ADMINS = [
     (name or address, address)
@@ -281,8 +278,6 @@ ADMINS = [
     if name or address
 ]
 if any("@" not in address for _, address in ADMINS):
-    from django.core.exceptions import ImproperlyConfigured
-
     raise ImproperlyConfigured("ADMINS is a comma-separated list of email addresses.")
 ERROR_MAIL_INTERVAL = env.int("ERROR_MAIL_INTERVAL", default=600)
 EMAIL_SUBJECT_PREFIX = f"[{SITE_NAME}] "
@@ -331,7 +326,7 @@ LOGGING = {
         "django.request": {"handlers": [], "level": "ERROR", "propagate": True},
         "django.server": {"handlers": [], "level": "ERROR", "propagate": True},
         # Requests naming a host the site does not serve are scanners' noise,
-        # answered 400: logged, never mailed.
+        # a client error: logged, never mailed.
         "django.security.DisallowedHost": {"handlers": ["console"], "propagate": False},
     },
 }
