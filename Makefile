@@ -8,16 +8,30 @@ PORT ?= 8000
 
 export DEBUG ?= 1
 
-.PHONY: run test lint format migrate demo worker beat clean bench-import bench profile
+.PHONY: run test lint format lock migrate demo worker beat clean bench-import bench profile
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
 
-# Reinstall whenever a requirements file changes.
-$(VENV)/.installed: $(BIN)/python requirements.txt requirements-dev.txt
-	$(BIN)/pip install --quiet -r requirements-dev.txt
+# Exactly the locked versions, each checked against its hash (pip included);
+# reinstalled whenever the lock changes.
+$(VENV)/.installed: $(BIN)/python requirements-dev.lock
+	$(BIN)/pip install --quiet --require-hashes -r requirements-dev.lock
 	touch $@
+
+# After editing requirements.txt or requirements-dev.txt: pin them and all they
+# pull in, with hashes, into requirements.lock (the image's) and
+# requirements-dev.lock (this venv's, with the same runtime pins). Pins already
+# in a lock are kept; `make lock UPGRADE=1` moves everything to the newest
+# release. Resolved on Python 3.11 (3.11.3 or newer, as in the image) against PyPI alone, so that
+# every hash is one PyPI serves whatever mirror pip is set up with here.
+PIP_COMPILE = env -u PIP_INDEX_URL -u PIP_EXTRA_INDEX_URL -u PIP_FIND_LINKS \
+	PIP_CONFIG_FILE=/dev/null $(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe \
+	--strip-extras --no-emit-index-url --no-emit-find-links $(if $(UPGRADE),--upgrade)
+lock: $(VENV)/.installed
+	$(PIP_COMPILE) --output-file requirements.lock requirements.txt
+	$(PIP_COMPILE) --constraint requirements.lock --output-file requirements-dev.lock \
+	  requirements-dev.txt
 
 run: $(VENV)/.installed
 	$(BIN)/python manage.py migrate --noinput
@@ -47,11 +61,13 @@ format: $(VENV)/.installed
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
+# Every queue in one process for development; production runs a worker per queue
+# (docker-compose.yml).
 worker: $(VENV)/.installed
-	$(BIN)/celery -A config worker --loglevel=info
+	$(BIN)/celery -A config worker -Q ingest,enrichment,mail,celery
 
 beat: $(VENV)/.installed
-	$(BIN)/celery -A config beat --loglevel=info
+	$(BIN)/celery -A config beat
 
 # Snapshot import speed against a raw COPY, in a scratch database (see BENCHMARKS.md).
 bench-import: $(VENV)/.installed

@@ -1,8 +1,11 @@
 """Papershelf settings, read from the environment (see README.md for the variables)."""
 
+import tempfile
+from email.utils import getaddresses
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -14,8 +17,6 @@ SECRET_KEY = env("SECRET_KEY", default="dev-only-insecure-key-change-me" if DEBU
 if SECRET_KEY is None:
     # Development without a key is allowed only with DEBUG on, so a forgotten
     # key can never reach production silently.
-    from django.core.exceptions import ImproperlyConfigured
-
     raise ImproperlyConfigured("Set SECRET_KEY (or DEBUG=1 for development).")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -46,6 +47,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "config.logging.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -99,7 +101,10 @@ if DATABASE_REPLICA_URL:
         "TEST": {"MIRROR": "default"},
     }
     DATABASE_ROUTERS = ["config.db_routers.ReplicaRouter"]
-    MIDDLEWARE.insert(1, "config.db_routers.PrimaryAfterWriteMiddleware")
+    MIDDLEWARE.insert(
+        MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
+        "config.db_routers.PrimaryAfterWriteMiddleware",
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default="")
@@ -193,6 +198,8 @@ EMAIL_PORT = env.int("EMAIL_PORT", default=25)
 EMAIL_HOST_USER = env("EMAIL_HOST_USER", default="")
 EMAIL_HOST_PASSWORD = env("EMAIL_HOST_PASSWORD", default="")
 EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+# A mail server that stops answering must not hold a request or a worker forever.
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=30)
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default=f"{SITE_NAME} <noreply@papershelf.example>")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
@@ -255,12 +262,91 @@ ARXIV_UPDATED_LOOKBACK_HOURS = env.float("ARXIV_UPDATED_LOOKBACK_HOURS", default
 # A source's run claim with no progress for this long belongs to a dead worker.
 INGEST_CLAIM_STALE_SECONDS = env.int("INGEST_CLAIM_STALE_SECONDS", default=1800)
 
+# Logs (config/logging.py): one line an event on stderr, with its time, level,
+# logger and the request or Celery task it belongs to; LOG_FORMAT=json writes
+# one JSON object a line for log shippers. The web server (config/gunicorn.py)
+# and Celery (config/celery.py) log through this same configuration. Errors
+# are mailed to ADMINS ("Name <address>, address"), each distinct one at most
+# once every ERROR_MAIL_INTERVAL seconds a process, and reach Sentry when
+# SENTRY_DSN is set.
+LOG_LEVEL = env("LOG_LEVEL", default="INFO").upper()
+LOG_FORMAT = env("LOG_FORMAT", default="text")
+if LOG_FORMAT not in ("text", "json"):
+    raise ImproperlyConfigured(f"LOG_FORMAT is 'text' or 'json', not {LOG_FORMAT!r}.")
+ADMINS = [
+    (name or address, address)
+    for name, address in getaddresses([env("ADMINS", default="")])
+    if name or address
+]
+if any("@" not in address for _, address in ADMINS):
+    raise ImproperlyConfigured("ADMINS is a comma-separated list of email addresses.")
+ERROR_MAIL_INTERVAL = env.int("ERROR_MAIL_INTERVAL", default=600)
+EMAIL_SUBJECT_PREFIX = f"[{SITE_NAME}] "
+# The X-Request-ID header is taken from these proxies (addresses or networks);
+# for any other client the site makes its own id.
+REQUEST_ID_TRUSTED_PROXIES = env.list("REQUEST_ID_TRUSTED_PROXIES", default=[])
+LOGGING_CONFIG = "config.logging.configure"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    "filters": {
+        "context": {"()": "config.logging.ContextFilter"},
+        "require_debug_false": {"()": "django.utils.log.RequireDebugFalse"},
+    },
+    "formatters": {
+        "text": {"()": "config.logging.TextFormatter"},
+        "json": {"()": "config.logging.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": LOG_FORMAT,
+            "filters": ["context"],
+        },
+        "mail_admins": {
+            "class": "config.logging.ThrottledAdminEmailHandler",
+            "level": "ERROR",
+            "filters": ["require_debug_false", "context"],
+            # The mail opens with the log line: its time and request or task id.
+            "formatter": "text",
+        },
+    },
+    "root": {"handlers": ["console", "mail_admins"], "level": LOG_LEVEL},
+    "loggers": {
+        # Django's and gunicorn's own handlers are replaced: their lines go
+        # through the root's, like everyone else's.
+        **{
+            name: {"handlers": [], "level": "NOTSET", "propagate": True}
+            for name in ("django", "gunicorn.error")
+        },
+        # The site logs every request with its status itself (papershelf.access,
+        # with the request id, secret URL tokens masked); gunicorn's access
+        # lines, and Django's and runserver's for client errors, would repeat
+        # them. Server errors are still logged, with their traceback.
+        "gunicorn.access": {"handlers": [], "propagate": False},
+        "django.request": {"handlers": [], "level": "ERROR", "propagate": True},
+        "django.server": {"handlers": [], "level": "ERROR", "propagate": True},
+        # Requests naming a host the site does not serve are scanners' noise,
+        # a client error: logged, never mailed.
+        "django.security.DisallowedHost": {"handlers": ["console"], "propagate": False},
+    },
 }
+SENTRY_DSN = env("SENTRY_DSN", default="")
+if SENTRY_DSN:
+    import sentry_sdk
+    from sentry_sdk.integrations.celery import CeleryIntegration
+    from sentry_sdk.integrations.django import DjangoIntegration
+    from sentry_sdk.integrations.logging import ignore_logger
+
+    sentry_sdk.init(
+        dsn=SENTRY_DSN,
+        environment=env("SENTRY_ENVIRONMENT", default="production"),
+        release=env("SENTRY_RELEASE", default=None),
+        integrations=[DjangoIntegration(), CeleryIntegration()],
+        traces_sample_rate=env.float("SENTRY_TRACES_SAMPLE_RATE", default=0.0),
+        send_default_pii=False,
+    )
+    ignore_logger("django.security.DisallowedHost")
 
 # Celery: Redis is the broker when REDIS_URL is set; without it tasks run
 # eagerly in-process so the site works on a bare machine.
@@ -291,7 +377,11 @@ CELERY_TASK_ROUTES = {
     "accounts.tasks.*": {"queue": "mail"},
 }
 CELERY_TASK_DEFAULT_QUEUE = "celery"
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# django-celery-beat's scheduler, leaving a heartbeat for the health check.
+CELERY_BEAT_SCHEDULER = "config.beat:HeartbeatScheduler"
+BEAT_HEARTBEAT_FILE = env.path(
+    "BEAT_HEARTBEAT_FILE", default=Path(tempfile.gettempdir()) / "papershelf-beat-heartbeat"
+)
 CELERY_TIMEZONE = TIME_ZONE
 
 # Accounts: sign-up and log-in by email (django-allauth), feeds and digests.
