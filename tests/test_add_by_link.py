@@ -222,7 +222,7 @@ def test_arxiv_failing_mid_batch_stores_nothing_and_keeps_the_input(fake_arxiv, 
 def test_the_command_fails_clearly_when_arxiv_is_down(fake_arxiv):
     fake_arxiv.queue(*[Fault(status=503)] * 4)
 
-    with pytest.raises(CommandError, match="HTTP 503.*Nothing was stored"):
+    with pytest.raises(CommandError, match=r"HTTP 503.*Nothing was stored"):
         call_command("add_papers", entry_id(fake_arxiv.entries[0]), stdout=io.StringIO())
     assert Paper.objects.count() == 0
 
