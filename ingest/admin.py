@@ -231,12 +231,7 @@ class LinkRequestAdmin(admin.ModelAdmin):
             tasks.queue_link_request(request_id=link_request.pk)
             self.message_user(
                 request,
-                ngettext(
-                    "Asking arXiv for %(count)d paper; this page follows it.",
-                    "Asking arXiv for %(count)d papers; this page follows them.",
-                    link_request.ids_total,
-                )
-                % {"count": link_request.ids_total},
+                f"Asking arXiv for {link_request.ids_total} papers; this page follows them.",
                 messages.SUCCESS,
             )
             return redirect("admin:ingest_linkrequest_change", link_request.pk)
