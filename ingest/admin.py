@@ -365,6 +365,10 @@ class InboxEntryAdmin(admin.ModelAdmin):
         actions.pop("delete_selected", None)
         return actions
 
+    def changelist_view(self, request: HttpRequest, extra_context=None):
+        title = "Review inbox: publish or reject the papers sources brought"
+        return super().changelist_view(request, {"title": title, **(extra_context or {})})
+
     @admin.display(description="paper", ordering="paper__title")
     def paper_title(self, entry: InboxEntry) -> str:
         url = reverse("admin:catalog_paper_change", args=[entry.paper_id])
