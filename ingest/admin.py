@@ -1,4 +1,7 @@
+import datetime
+
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
 from django.contrib.admin.views.main import ChangeList
@@ -9,6 +12,7 @@ from django.http import HttpRequest
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import ngettext
 
@@ -255,6 +259,9 @@ class LinkRequestAdmin(admin.ModelAdmin):
         if not self.has_view_permission(request, link_request):
             raise PermissionDenied
         run = link_request.run
+        running = run.status == IngestRun.Status.RUNNING
+        # A worker or thread that died leaves its request running for ever.
+        stale = timezone.now() - datetime.timedelta(seconds=settings.INGEST_CLAIM_STALE_SECONDS)
         context = {
             **self.admin_site.each_context(request),
             "title": f"Papers from arXiv: {link_request}",
@@ -263,7 +270,8 @@ class LinkRequestAdmin(admin.ModelAdmin):
             "original": link_request,
             "link_request": link_request,
             "run": run,
-            "running": run.status == IngestRun.Status.RUNNING,
+            "running": running and run.started_at >= stale,
+            "stalled": running and run.started_at < stale,
             "failed": run.status == IngestRun.Status.FAILED,
             "lines": [links.Line.from_json(data) for data in link_request.lines],
             "counts": links.counts(link_request).most_common(),

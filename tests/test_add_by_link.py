@@ -1,5 +1,6 @@
 """Curators add papers by pasting arXiv ids and links: in admin and on the command line."""
 
+import datetime
 import io
 import re
 import time
@@ -7,6 +8,7 @@ import time
 import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
+from django.utils import timezone
 from django.utils.html import escape
 from lxml import etree
 
@@ -337,3 +339,16 @@ def test_added_papers_show_at_once_to_anonymous_readers_with_the_cache_on(
         curator_client.post(ADD_PAGE, {"text": entry_id(entry)})
 
     assert escape(title_of(entry)) in anonymous.get("/").content.decode()
+
+
+def test_a_request_whose_worker_died_offers_a_retry_instead_of_refreshing(curator_client):
+    request = links.request_papers(text="2505.15034", by="test")
+    IngestRun.objects.filter(pk=request.run_id).update(
+        started_at=timezone.now() - datetime.timedelta(hours=2)
+    )
+
+    page = curator_client.get(f"/admin/ingest/linkrequest/{request.pk}/change/").content.decode()
+
+    assert "may have stopped" in page
+    assert f"?retry={request.pk}" in page
+    assert "http-equiv" not in page

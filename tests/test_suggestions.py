@@ -269,3 +269,17 @@ def test_the_suggestion_page_works_in_korean_and_chinese(reader_client):
 
     assert "논문 제안" in korean
     assert "推荐论文" in chinese
+
+
+def test_the_suggestion_page_takes_a_fixed_number_of_queries(
+    reader_client, reader, django_assert_num_queries
+):
+    for n in range(5):
+        suggest(reader_client, f"2505.{15000 + n}", tag=TagFactory().pk)
+    reader_client.get("/suggest/")
+
+    # session, reader, the reader's suggestions with their papers and tags,
+    # the tags of the form
+    with django_assert_num_queries(4):
+        response = reader_client.get("/suggest/")
+    assert len(response.context["suggestions"]) == 5
