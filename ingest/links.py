@@ -157,6 +157,8 @@ def add_papers(request: LinkRequest, *, client: ArxivClient | None = None) -> Li
     wanted = [line.arxiv_id for line in lines if line.result == Result.WAITING]
     try:
         entries = _fetch(request, wanted, client=client)
+        with transaction.atomic():
+            outcome = _store(request, lines, entries)
     except SourceUnreadable as err:
         _not_stored(request, lines, "arXiv could not be read: nothing was stored.")
         finish_run(run, problems=[f"Stopped: arXiv could not be read: {err}."])
@@ -164,13 +166,6 @@ def add_papers(request: LinkRequest, *, client: ArxivClient | None = None) -> Li
         return request
     except BaseException as err:
         _not_stored(request, lines, "Something went wrong: nothing was stored.")
-        finish_run(run, problems=[f"Crashed: {type(err).__name__}: {err}"])
-        raise
-    try:
-        with transaction.atomic():
-            outcome = _store(request, lines, entries)
-    except BaseException as err:
-        _not_stored(request, lines, "Storing failed: nothing was stored.")
         finish_run(run, problems=[f"Crashed: {type(err).__name__}: {err}"])
         raise
     run.add(outcome.counts)
@@ -287,9 +282,10 @@ def _record(
 
 
 def _not_stored(request: LinkRequest, lines: list[Line], detail: str) -> None:
+    # Every id's line, whatever a rolled-back store had set it to.
     for line in lines:
-        if line.result == Result.WAITING:
-            line.result, line.detail = Result.NOT_STORED, detail
+        if line.arxiv_id is not None and line.result != Result.REPEATED:
+            line.result, line.paper_id, line.detail = Result.NOT_STORED, None, detail
     request.lines = [asdict(line) for line in lines]
     request.save(update_fields=["lines"])
 

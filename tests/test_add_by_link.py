@@ -352,3 +352,24 @@ def test_a_request_whose_worker_died_offers_a_retry_instead_of_refreshing(curato
     assert "may have stopped" in page
     assert f"?retry={request.pk}" in page
     assert "http-equiv" not in page
+
+
+def test_a_failure_while_storing_rolls_everything_back(fake_arxiv, monkeypatch):
+    stored = links.store_batch
+
+    def store_then_fail(*args, **kwargs):
+        stored(*args, **kwargs)
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(links, "store_batch", store_then_fail)
+    request = links.request_papers(text=entry_id(fake_arxiv.entries[0]), by="test")
+
+    with pytest.raises(RuntimeError):
+        links.add_papers(request)
+
+    assert Paper.objects.count() == 0
+    assert CurationEvent.objects.count() == 0
+    assert {r[2] for r in results(request)} == {Result.NOT_STORED}
+    request.run.refresh_from_db()
+    assert request.run.status == IngestRun.Status.FAILED
+    assert "the database went away" in request.run.error
