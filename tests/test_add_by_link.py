@@ -3,7 +3,6 @@
 import datetime
 import io
 import re
-import time
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -234,18 +233,15 @@ def test_five_hundred_links_at_once_take_five_requests(fake_arxiv, django_assert
     text = "\n".join(f"https://arxiv.org/abs/2601.{n:05d}v1" for n in range(1, 501))
     request = links.request_papers(text=text, by="test")
 
-    started = time.monotonic()
     # Fetching, the upsert, tag rules, history and the result: none per paper.
     with django_assert_max_num_queries(80):
         links.add_papers(request)
-    elapsed = time.monotonic() - started
 
     assert Paper.objects.count() == 500
     assert [len(r.params["id_list"].split(",")) for r in fake_arxiv.requests] == [100] * 5
     assert request.ids_fetched == 500
     assert {r[2] for r in results(request)} == {Result.ADDED}
     assert CurationEvent.objects.count() == 500
-    assert elapsed < 30
 
 
 def test_the_admin_page_adds_papers_and_shows_each_result(
