@@ -35,6 +35,7 @@ urlpatterns = [
         {"kind": "category", "subscribe": False},
         name="category-unsubscribe",
     ),
+    path("suggest/", views.suggest, name="suggest"),
     path("accounts/subscriptions/", views.subscriptions, name="subscriptions"),
     path("accounts/feed-token/", views.regenerate_feed_token, name="regenerate-feed-token"),
     path("digests/unsubscribe/<str:token>/", views.digest_unsubscribe, name="digest-unsubscribe"),

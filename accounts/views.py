@@ -11,8 +11,8 @@ from django.views import i18n
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts import selectors, services
-from accounts.forms import DigestSettingsForm
+from accounts import selectors, services, suggestions
+from accounts.forms import DigestSettingsForm, SuggestionForm
 from accounts.middleware import READER_LANGUAGE_SESSION_KEY
 from catalog.views import render_paper_list
 
@@ -134,6 +134,39 @@ def regenerate_feed_token(request: HttpRequest) -> HttpResponse:
     services.regenerate_feed_token(profile=request.user.profile)
     messages.success(request, _("Your private feed has a new address; the old one stops working."))
     return redirect("accounts:subscriptions")
+
+
+@require_http_methods(["GET", "POST"])
+def suggest(request: HttpRequest) -> HttpResponse:
+    """Suggest a paper to the curators, and follow what became of earlier suggestions."""
+    if not request.user.is_authenticated:
+        if request.method == "POST":
+            return redirect_to_login(request.get_full_path())
+        return render(request, "accounts/suggest.html", {"login_needed": True})
+    form = SuggestionForm(
+        request.POST or None,
+        user=request.user,
+        initial={"link": request.GET.get("link", "")[:500]},
+    )
+    if form.is_valid():
+        suggestions.suggest(
+            user=request.user,
+            arxiv_id=form.arxiv_id,
+            link=form.cleaned_data["link"],
+            tag=form.cleaned_data["tag"],
+            note=form.cleaned_data["note"],
+        )
+        messages.success(
+            request,
+            _("Thank you: the curators will look at arXiv:%(id)s.") % {"id": form.arxiv_id},
+        )
+        return redirect("accounts:suggest")
+    context = {
+        "form": form,
+        "suggestions": suggestions.reader_suggestions(user=request.user),
+        "per_day": settings.SUGGESTIONS_PER_DAY,
+    }
+    return render(request, "accounts/suggest.html", context)
 
 
 # Mail clients POST here with no session or CSRF token (RFC 8058 one-click).

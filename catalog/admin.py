@@ -1,14 +1,18 @@
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
+from django.contrib.admin.models import LogEntry
+from django.contrib.contenttypes.models import ContentType
 from django.db.models import Count, Exists, OuterRef, QuerySet
 from django.http import HttpRequest
+from django.template.response import TemplateResponse
 
-from catalog import arxiv_ids, services
+from catalog import arxiv_ids, curation, services
 from catalog.models import (
     Author,
     Category,
     CodeLink,
+    CurationEvent,
     Paper,
     PaperAuthor,
     PaperImage,
@@ -16,6 +20,21 @@ from catalog.models import (
     Summary,
     Tag,
 )
+
+# Entries of a paper's history page, of each kind, newest kept.
+HISTORY_LIMIT = 1000
+
+
+def editable_tags(user) -> QuerySet[Tag]:
+    """The tags a staff user may put on papers and take off: every tag for those
+    who may change papers, otherwise the tags naming them as editors."""
+    if user.has_perm("catalog.change_paper"):
+        return Tag.objects.all()
+    return Tag.objects.filter(editors=user) if user.is_authenticated else Tag.objects.none()
+
+
+def is_tag_editor(user) -> bool:
+    return user.is_authenticated and user.is_staff and Tag.objects.filter(editors=user).exists()
 
 
 class TagActionForm(ActionForm):
@@ -54,6 +73,12 @@ class PaperAdminForm(forms.ModelForm):
             "is_visible",
             "added_at",
         ]
+
+    def save(self, commit: bool = True) -> Paper:
+        # Made visible by hand, a paper waiting for review (or rejected) is published.
+        if self.instance.is_visible and self.instance.review != Paper.Review.PUBLISHED:
+            self.instance.review = Paper.Review.PUBLISHED
+        return super().save(commit=commit)
 
     def clean_arxiv_id(self) -> str | None:
         raw = self.cleaned_data.get("arxiv_id")
@@ -172,14 +197,24 @@ class PaperAdmin(admin.ModelAdmin):
     ]
     list_display_links = ["title"]
     list_select_related = ["primary_category"]
-    list_filter = ["is_visible", HasCodeFilter, "tags", "categories", "published_at", "added_at"]
+    list_filter = [
+        "is_visible",
+        "review",
+        HasCodeFilter,
+        "tags",
+        "categories",
+        "published_at",
+        "added_at",
+    ]
     search_fields = ["=arxiv_id", "title", "author_names"]
     date_hierarchy = "added_at"
     list_per_page = 50
     autocomplete_fields = ["primary_category", "categories"]
-    readonly_fields = ["listed_at", "author_names", "merged_into"]
+    readonly_fields = ["listed_at", "author_names", "merged_into", "review"]
     inlines = [PaperTagInline, CodeLinkInline, SummaryInline, PaperAuthorInline, PaperImageInline]
-    actions = ["add_tag", "remove_tag", "hide", "show"]
+    actions = ["add_tag", "remove_tag", "hide", "show", "publish_draft_summaries"]
+    change_list_template = "admin/catalog/paper/change_list.html"
+    object_history_template = "admin/catalog/paper/object_history.html"
     fieldsets = [
         (None, {"fields": ["arxiv_id", "match_arxiv_id", "version", "title", "abstract"]}),
         ("Authors", {"fields": ["author_names"]}),
@@ -197,7 +232,10 @@ class PaperAdmin(admin.ModelAdmin):
                 ]
             },
         ),
-        ("Catalog", {"fields": ["is_visible", "added_at", "listed_at", "merged_into"]}),
+        (
+            "Catalog",
+            {"fields": ["is_visible", "review", "added_at", "listed_at", "merged_into"]},
+        ),
     ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Paper]:
@@ -223,12 +261,58 @@ class PaperAdmin(admin.ModelAdmin):
             return [(None, {"fields": main}), *fieldsets[1:]]
         return fieldsets
 
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return super().has_module_permission(request) or is_tag_editor(request.user)
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        return super().has_view_permission(request, obj) or is_tag_editor(request.user)
+
+    def has_tag_permission(self, request: HttpRequest) -> bool:
+        """Curators tag papers; a tag's editors put their tags on and take them off."""
+        return self.has_change_permission(request) or is_tag_editor(request.user)
+
+    def changelist_view(self, request: HttpRequest, extra_context=None):
+        response = super().changelist_view(request, extra_context)
+        action_form = getattr(response, "context_data", {}).get("action_form")
+        if action_form is not None:
+            action_form.fields["tag"].queryset = editable_tags(request.user).order_by("name")
+        return response
+
+    def history_view(self, request: HttpRequest, object_id: str, extra_context=None):
+        """Django's history of form edits, and the curation actions, in one list."""
+        response = super().history_view(request, object_id, extra_context)
+        if not isinstance(response, TemplateResponse):
+            return response
+        paper = response.context_data["object"]
+        edits = LogEntry.objects.filter(
+            content_type=ContentType.objects.get_for_model(Paper), object_id=str(paper.pk)
+        ).select_related("user")
+        events = CurationEvent.objects.filter(paper=paper).select_related("user")
+        rows = [
+            (entry.action_time, entry.user.get_username(), entry.get_change_message())
+            for entry in edits.order_by("-action_time")[:HISTORY_LIMIT]
+        ] + [
+            (
+                event.created_at,
+                event.who,
+                ": ".join(filter(None, [event.get_action_display().capitalize(), event.detail])),
+            )
+            for event in events[:HISTORY_LIMIT]
+        ]
+        response.context_data["history"] = sorted(rows, key=lambda row: row[0])
+        return response
+
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
         arxiv_id = form.cleaned_data.get("match_arxiv_id")
         if arxiv_id:
             target = services.match_to_arxiv_id(obj, arxiv_id)
             if target.pk != obj.pk:
+                merged = CurationEvent.Action.MERGED
+                curation.record([obj.pk], merged, by=request.user, detail=f"into arXiv:{arxiv_id}")
+                curation.record(
+                    [target.pk], merged, by=request.user, detail=f"listing #{obj.pk} merged into it"
+                )
                 self.message_user(
                     request,
                     f"Merged into arXiv:{arxiv_id}; this listing now redirects there.",
@@ -252,47 +336,89 @@ class PaperAdmin(admin.ModelAdmin):
         return obj.summary_count
 
     def _chosen_tag(self, request: HttpRequest) -> Tag | None:
+        field = forms.ModelChoiceField(queryset=editable_tags(request.user), required=False)
         try:
-            tag = TagActionForm.base_fields["tag"].clean(request.POST.get("tag"))
+            tag = field.clean(request.POST.get("tag"))
         except forms.ValidationError:
             tag = None
         if tag is None:
             self.message_user(request, "Choose a tag first.", messages.ERROR)
         return tag
 
-    @admin.action(description="Add the chosen tag to selected papers")
+    @admin.action(description="Add the chosen tag to selected papers", permissions=["tag"])
     def add_tag(self, request: HttpRequest, queryset: QuerySet[Paper]) -> None:
         tag = self._chosen_tag(request)
         if tag is not None:
-            added = services.add_tag(queryset, tag)
-            self.message_user(request, f"Tagged {added} papers with {tag}.", messages.SUCCESS)
+            added = curation.add_tags(queryset, [tag], by=request.user)
+            self.message_user(request, f"Tagged {len(added)} papers with {tag}.", messages.SUCCESS)
 
-    @admin.action(description="Remove the chosen tag from selected papers")
+    @admin.action(description="Remove the chosen tag from selected papers", permissions=["tag"])
     def remove_tag(self, request: HttpRequest, queryset: QuerySet[Paper]) -> None:
         tag = self._chosen_tag(request)
         if tag is not None:
-            removed = services.remove_tag(queryset, tag)
-            self.message_user(request, f"Removed {tag} from {removed} papers.", messages.SUCCESS)
+            removed = curation.remove_tag(queryset, tag, by=request.user)
+            self.message_user(
+                request, f"Removed {tag} from {len(removed)} papers.", messages.SUCCESS
+            )
 
-    @admin.action(description="Hide selected papers")
+    @admin.action(description="Hide selected papers", permissions=["change"])
     def hide(self, request: HttpRequest, queryset: QuerySet[Paper]) -> None:
-        count = queryset.update(is_visible=False)
-        self.message_user(request, f"Hid {count} papers.", messages.SUCCESS)
+        hidden = curation.hide(queryset, by=request.user)
+        self.message_user(request, f"Hid {len(hidden)} papers.", messages.SUCCESS)
 
-    @admin.action(description="Show selected papers")
+    @admin.action(description="Show selected papers", permissions=["change"])
     def show(self, request: HttpRequest, queryset: QuerySet[Paper]) -> None:
-        count = queryset.update(is_visible=True)
-        self.message_user(request, f"Made {count} papers visible.", messages.SUCCESS)
+        shown = curation.show(queryset, by=request.user)
+        self.message_user(request, f"Made {len(shown)} papers visible.", messages.SUCCESS)
+
+    @admin.action(
+        description="Publish the draft summaries of selected papers", permissions=["change"]
+    )
+    def publish_draft_summaries(self, request: HttpRequest, queryset: QuerySet[Paper]) -> None:
+        count = curation.publish_summaries(
+            Summary.objects.filter(paper__in=queryset), by=request.user
+        )
+        self.message_user(request, f"Published {count} draft summaries.", messages.SUCCESS)
 
 
 @admin.register(Tag)
 class TagAdmin(admin.ModelAdmin):
+    """Curators manage every tag; a tag's editors see their tags and edit only the description."""
+
     list_display = ["name", "slug", "paper_count", "created_at"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
+    autocomplete_fields = ["editors"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Tag]:
-        return super().get_queryset(request).annotate(paper_count=Count("papers"))
+        tags = super().get_queryset(request).annotate(paper_count=Count("papers"))
+        if super().has_view_permission(request):
+            return tags
+        return tags.filter(editors=request.user)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return super().has_module_permission(request) or is_tag_editor(request.user)
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        return super().has_view_permission(request, obj) or self._edits(request, obj)
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return super().has_change_permission(request, obj) or self._edits(request, obj)
+
+    def _edits(self, request: HttpRequest, tag: Tag | None) -> bool:
+        if not is_tag_editor(request.user):
+            return False
+        return tag is None or tag.editors.filter(pk=request.user.pk).exists()
+
+    def get_readonly_fields(self, request: HttpRequest, obj=None):
+        if super().has_change_permission(request, obj):
+            return super().get_readonly_fields(request, obj)
+        return ["name", "slug", "created_at", "editors"]
+
+    def get_prepopulated_fields(self, request: HttpRequest, obj=None):
+        if super().has_change_permission(request, obj):
+            return super().get_prepopulated_fields(request, obj)
+        return {}
 
     @admin.display(description="papers", ordering="paper_count")
     def paper_count(self, obj: Tag) -> int:
@@ -342,3 +468,30 @@ class SummaryAdmin(admin.ModelAdmin):
     list_filter = ["language", "kind", "backend", "status", "curator_edited"]
     search_fields = ["paper__title", "=paper__arxiv_id", "body"]
     autocomplete_fields = ["paper"]
+    actions = ["publish_drafts"]
+
+    @admin.action(description="Publish selected draft summaries", permissions=["change"])
+    def publish_drafts(self, request: HttpRequest, queryset: QuerySet[Summary]) -> None:
+        count = curation.publish_summaries(queryset, by=request.user)
+        self.message_user(request, f"Published {count} draft summaries.", messages.SUCCESS)
+
+
+@admin.register(CurationEvent)
+class CurationEventAdmin(admin.ModelAdmin):
+    """Every curation action, newest first: the catalog's log."""
+
+    list_display = ["created_at", "action", "paper", "who", "detail"]
+    list_select_related = ["paper", "user"]
+    list_filter = ["action", "created_at"]
+    search_fields = ["paper__title", "=paper__arxiv_id", "user__username", "actor", "detail"]
+    date_hierarchy = "created_at"
+    list_per_page = 100
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False

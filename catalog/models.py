@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import Exists, F, Func, OuterRef, Q
@@ -58,6 +59,14 @@ class Tag(models.Model):
     slug = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # Staff who may put this tag on papers, take it off and edit its
+    # description, without being curators.
+    editors = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        blank=True,
+        related_name="edited_tags",
+        help_text="Staff users who may add and remove this tag and edit its description.",
+    )
 
     class Meta:
         ordering = ["name"]
@@ -116,6 +125,13 @@ class Paper(models.Model):
         # A new-style arXiv id alone tells the year and month, not the day.
         MONTH = "month", "month"
 
+    class Review(models.TextChoices):
+        PUBLISHED = "published", "published"
+        # Brought by a source that needs review: stored, not public until published.
+        PENDING = "pending", "waiting for review"
+        # Turned down in review: kept hidden, and ingest never brings it back.
+        REJECTED = "rejected", "rejected"
+
     # Papers listed without an id (some digests give none) keep NULL, which
     # the unique constraint allows any number of times.
     arxiv_id = models.CharField("arXiv id", max_length=64, unique=True, null=True, blank=True)
@@ -152,6 +168,12 @@ class Paper(models.Model):
         db_persist=True,
     )
     is_visible = models.BooleanField("visible", default=True)
+    review = models.CharField(
+        max_length=16,
+        choices=Review.choices,
+        default=Review.PUBLISHED,
+        db_default=Review.PUBLISHED,
+    )
     merged_into = models.ForeignKey(
         "self",
         null=True,
@@ -178,6 +200,12 @@ class Paper(models.Model):
             ),
             models.Index(fields=["added_at"], name="paper_added_at"),
             models.Index(fields=["title_key"], name="paper_title_key"),
+            # The review inbox, newest first.
+            models.Index(
+                F("added_at").desc(),
+                name="paper_waiting_for_review",
+                condition=Q(review="pending"),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -370,3 +398,50 @@ class PaperImage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.paper_id} {self.kind} {self.position}"
+
+
+class CurationEvent(models.Model):
+    """One thing a curator did to a paper, shown on the paper's admin history page.
+
+    Edits made in the paper's own admin form are Django's LogEntry rows; the
+    actions on many papers at once, adding by link, review and suggestions
+    are recorded here, by a person or, from the command line, a named actor.
+    """
+
+    class Action(models.TextChoices):
+        ADDED = "added", "added"
+        TAGGED = "tagged", "tagged"
+        UNTAGGED = "untagged", "untagged"
+        HIDDEN = "hidden", "hidden"
+        SHOWN = "shown", "shown"
+        PUBLISHED = "published", "published"
+        REJECTED = "rejected", "rejected"
+        MERGED = "merged", "merged"
+        SUMMARIES_PUBLISHED = "summaries_published", "summaries published"
+        SUGGESTION_APPROVED = "suggestion_approved", "suggestion approved"
+        SUGGESTION_DECLINED = "suggestion_declined", "suggestion declined"
+
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="curation_events")
+    action = models.CharField(max_length=32, choices=Action.choices)
+    detail = models.TextField(blank=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="curation_events",
+    )
+    # Who acted when no user did: "add_papers command".
+    actor = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["paper", "created_at"], name="curation_paper_created")]
+
+    def __str__(self) -> str:
+        return f"{self.get_action_display()} by {self.who}"
+
+    @property
+    def who(self) -> str:
+        return self.user.get_username() if self.user_id else self.actor or "unknown"

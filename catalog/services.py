@@ -3,7 +3,6 @@
 from collections.abc import Iterable, Sequence
 
 from django.db import transaction
-from django.utils import timezone
 
 from catalog.cache import bump_catalog_version
 from catalog.models import (
@@ -14,7 +13,6 @@ from catalog.models import (
     PaperAuthor,
     PaperTag,
     Summary,
-    Tag,
     normalize_name,
 )
 from catalog.taxonomy import category_name
@@ -66,6 +64,7 @@ def store_author_names(paper: Paper, names: list[str]) -> None:
         Paper.objects.filter(pk=paper.pk).update(
             author_list=paper.author_list, author_names=paper.author_names
         )
+        transaction.on_commit(bump_catalog_version)  # update() sends no post_save
 
 
 def upsert_categories(codes: Iterable[str]) -> dict[str, Category]:
@@ -74,19 +73,6 @@ def upsert_categories(codes: Iterable[str]) -> dict[str, Category]:
         [Category(code=code, name=category_name(code)) for code in wanted], ignore_conflicts=True
     )
     return Category.objects.in_bulk(wanted, field_name="code")
-
-
-def add_tag(papers: Iterable[Paper], tag: Tag) -> int:
-    """Tag the papers; papers already carrying the tag keep their original date."""
-    rows = [PaperTag(paper=paper, tag=tag, added_at=timezone.now()) for paper in papers]
-    created = PaperTag.objects.bulk_create(rows, ignore_conflicts=True)
-    transaction.on_commit(bump_catalog_version)  # bulk_create sends no post_save
-    return len(created)
-
-
-def remove_tag(papers: Iterable[Paper], tag: Tag) -> int:
-    deleted, _ = PaperTag.objects.filter(paper__in=list(papers), tag=tag).delete()
-    return deleted
 
 
 @transaction.atomic

@@ -422,6 +422,8 @@ for _provider, _prefix, _scope in (
 # Digests go out at this hour (UTC): daily ones every day, weekly ones on Mondays.
 DIGEST_HOUR = env.int("DIGEST_HOUR", default=6)
 EMAIL_FILE_PATH = env("EMAIL_FILE_PATH", default=str(BASE_DIR / "sent-emails"))
+# Papers a reader may suggest to the curators in a day.
+SUGGESTIONS_PER_DAY = env.int("SUGGESTIONS_PER_DAY", default=20)
 
 # Enrichment: summaries, key takeaways and translations of the abstract, and
 # preview images of the paper (see README.md).

@@ -15,17 +15,22 @@ def _queue(request: HttpRequest, queryset: QuerySet[Paper], **options: bool) -> 
     messages.success(request, f"Queued {len(ids)} papers for summaries.")
 
 
-@admin.action(description="Generate summaries")
+@admin.action(description="Generate summaries", permissions=["change"])
 def generate_summaries(modeladmin, request: HttpRequest, queryset: QuerySet[Paper]) -> None:
     _queue(request, queryset)
 
 
-@admin.action(description="Regenerate summaries (overwrite machine output, keep curator edits)")
+@admin.action(
+    description="Regenerate summaries (overwrite machine output, keep curator edits)",
+    permissions=["change"],
+)
 def regenerate_summaries(modeladmin, request: HttpRequest, queryset: QuerySet[Paper]) -> None:
     _queue(request, queryset, regenerate=True)
 
 
-@admin.action(description="Regenerate summaries, overwriting curator edits too")
+@admin.action(
+    description="Regenerate summaries, overwriting curator edits too", permissions=["change"]
+)
 def regenerate_summaries_overwriting_curator_edits(
     modeladmin, request: HttpRequest, queryset: QuerySet[Paper]
 ) -> None:

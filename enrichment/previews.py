@@ -21,6 +21,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 from PIL import Image
 
 from catalog.arxiv_ids import pdf_url
+from catalog.cache import bump_catalog_version
 from catalog.models import Paper, PaperImage
 from catalog.pacing import TurnNotTaken, arxiv_turn
 
@@ -215,6 +216,8 @@ def store_previews(*, paper: Paper, images: list[RenderedImage]) -> list[PaperIm
             )
             PaperImage.objects.filter(paper=paper).delete()
             PaperImage.objects.bulk_create(rows)
+            # bulk_create sends no post_save: a paper's first images would stay unseen.
+            transaction.on_commit(bump_catalog_version)
     except Exception:
         for name in new_names:
             storage.delete(name)

@@ -1,10 +1,26 @@
-from django.contrib import admin
+import datetime
+
+from django import forms
+from django.conf import settings
+from django.contrib import admin, messages
+from django.contrib.admin.helpers import ActionForm
+from django.contrib.admin.views.main import ChangeList
+from django.contrib.admin.widgets import AutocompleteSelectMultiple
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import ngettext
 
-from ingest import tasks
-from ingest.models import IngestRun, IngestSource, OaiHarvest, TagRule
+from catalog import curation
+from catalog.models import Paper, Tag
+from ingest import links, tasks
+from ingest.models import InboxEntry, IngestRun, IngestSource, LinkRequest, OaiHarvest, TagRule
+from ingest.tagging import compile_rule
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -26,12 +42,13 @@ class IngestSourceAdmin(admin.ModelAdmin):
         "name",
         "query",
         "enabled",
+        "needs_review",
         "interval_minutes",
         "max_results",
         "last_success_at",
         "claimed_at",
     ]
-    list_filter = ["enabled"]
+    list_filter = ["enabled", "needs_review"]
     search_fields = ["name", "query"]
     filter_horizontal = ["tags"]
     readonly_fields = ["last_success_at", "claimed_at", "recent_runs"]
@@ -130,3 +147,297 @@ class OaiHarvestAdmin(ReadOnlyAdmin):
         "updated_at",
     ]
     list_filter = ["completed"]
+
+
+def tags_widget() -> AutocompleteSelectMultiple:
+    """Tags chosen by typing, as on the paper form."""
+    return AutocompleteSelectMultiple(Paper._meta.get_field("tags"), admin.site)
+
+
+class AddPapersForm(forms.Form):
+    text = forms.CharField(
+        label="arXiv ids or links",
+        widget=forms.Textarea(attrs={"rows": 12, "cols": 90, "autofocus": True}),
+        help_text=(
+            "One a line, or separated by spaces or commas: 2505.15034, arXiv:2505.15034v2, "
+            "hep-th/9901001, arxiv.org abs/pdf/html links, Hugging Face, alphaXiv or "
+            f"Papers with Code links. At most {links.MAX_IDS:,} papers at once."
+        ),
+    )
+    tags = forms.ModelMultipleChoiceField(
+        queryset=Tag.objects.all(),
+        required=False,
+        widget=tags_widget(),
+        help_text="Given to every paper, whether new or already in the catalog.",
+    )
+    note = forms.CharField(
+        required=False,
+        max_length=1000,
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 90}),
+        help_text="Why these papers: kept in each paper's history.",
+    )
+
+    def clean_text(self) -> str:
+        text = self.cleaned_data["text"]
+        try:
+            links.parse_lines(text)
+        except links.InvalidRequest as err:
+            raise forms.ValidationError(str(err)) from err
+        return text
+
+
+@admin.register(LinkRequest)
+class LinkRequestAdmin(admin.ModelAdmin):
+    """Add papers from arXiv: the add page takes the pasted links, each request's
+    page shows its progress and then what became of every line."""
+
+    list_display = ["created_at", "requester", "ids_total", "status", "results"]
+    list_select_related = ["run", "requested_by"]
+    list_filter = ["run__status"]
+    date_hierarchy = "created_at"
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    @admin.display(description="by")
+    def requester(self, link_request: LinkRequest) -> str:
+        if link_request.requested_by_id:
+            return link_request.requested_by.get_username()
+        return link_request.actor
+
+    @admin.display(description="status", ordering="run__status")
+    def status(self, link_request: LinkRequest) -> str:
+        return link_request.run.get_status_display()
+
+    @admin.display(description="results")
+    def results(self, link_request: LinkRequest) -> str:
+        return ", ".join(
+            f"{result.label} {count}"
+            for result, count in links.counts(link_request).most_common()
+            if result != links.Result.REPEATED
+        )
+
+    def add_view(self, request: HttpRequest, form_url: str = "", extra_context=None):
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        initial = {}
+        retried = request.GET.get("retry", "")
+        if retried.isdigit() and (earlier := LinkRequest.objects.filter(pk=retried).first()):
+            initial = {"text": earlier.text, "tags": earlier.tags.all(), "note": earlier.note}
+        form = AddPapersForm(request.POST or None, initial=initial)
+        if request.method == "POST" and form.is_valid():
+            link_request = links.request_papers(
+                text=form.cleaned_data["text"],
+                tags=list(form.cleaned_data["tags"]),
+                note=form.cleaned_data["note"],
+                by=request.user,
+            )
+            tasks.queue_link_request(request_id=link_request.pk)
+            self.message_user(
+                request,
+                f"Asking arXiv for {link_request.ids_total} papers; this page follows them.",
+                messages.SUCCESS,
+            )
+            return redirect("admin:ingest_linkrequest_change", link_request.pk)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Add papers from arXiv",
+            "subtitle": None,
+            "opts": self.opts,
+            "form": form,
+            "media": self.media + form.media,
+            "has_view_permission": self.has_view_permission(request),
+        }
+        return TemplateResponse(request, "admin/ingest/linkrequest/add_papers.html", context)
+
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context=None
+    ):
+        link_request = self.get_object(request, object_id)
+        if link_request is None:
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        if not self.has_view_permission(request, link_request):
+            raise PermissionDenied
+        run = link_request.run
+        running = run.status == IngestRun.Status.RUNNING
+        # A worker or thread that died leaves its request running for ever.
+        stale = timezone.now() - datetime.timedelta(seconds=settings.INGEST_CLAIM_STALE_SECONDS)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Papers from arXiv: {link_request}",
+            "subtitle": None,
+            "opts": self.opts,
+            "original": link_request,
+            "link_request": link_request,
+            "run": run,
+            "running": running and run.started_at >= stale,
+            "stalled": running and run.started_at < stale,
+            "failed": run.status == IngestRun.Status.FAILED,
+            "lines": [links.Line.from_json(data) for data in link_request.lines],
+            "counts": links.counts(link_request).most_common(),
+            "tags": list(link_request.tags.all()),
+            "has_add_permission": self.has_add_permission(request),
+        }
+        return TemplateResponse(request, "admin/ingest/linkrequest/result.html", context)
+
+
+class ReviewFilter(admin.SimpleListFilter):
+    """Waiting papers unless asked otherwise: the inbox is what is left to review."""
+
+    title = "review"
+    parameter_name = "review"
+
+    def lookups(self, request, model_admin):
+        return [*Paper.Review.choices, ("all", "all")]
+
+    def choices(self, changelist):
+        value = self.value() or Paper.Review.PENDING
+        for lookup, title in self.lookup_choices:
+            yield {
+                "selected": value == lookup,
+                "query_string": changelist.get_query_string({self.parameter_name: lookup}),
+                "display": title,
+            }
+
+    def queryset(self, request, queryset):
+        value = self.value() or Paper.Review.PENDING
+        if value == "all":
+            return queryset
+        return queryset.filter(paper__review=value)
+
+
+class InboxChangeList(ChangeList):
+    """The inbox page, each paper with the tag rules it matches, compiled once a page."""
+
+    def get_results(self, request: HttpRequest) -> None:
+        super().get_results(request)
+        rules = [
+            (rule.tag.name, compile_rule(rule))
+            for rule in TagRule.objects.filter(enabled=True).select_related("tag")
+        ]
+        self.result_list = list(self.result_list)
+        for entry in self.result_list:
+            paper = entry.paper
+            codes = {category.code for category in paper.categories.all()}
+            if paper.primary_category:
+                codes.add(paper.primary_category.code)
+            text = f"{paper.title}\n{paper.abstract}"
+            entry.rules_matched = [
+                name for name, rule in rules if rule.matches(text=text, categories=codes)
+            ]
+
+
+class InboxActionForm(ActionForm):
+    tags = forms.ModelMultipleChoiceField(
+        queryset=Tag.objects.all(),
+        required=False,
+        widget=tags_widget(),
+        label="Tags to publish with",
+    )
+
+
+@admin.register(InboxEntry)
+class InboxEntryAdmin(admin.ModelAdmin):
+    """Papers from sources that need review, newest first, to publish or reject."""
+
+    action_form = InboxActionForm
+    list_display = [
+        "paper_title",
+        "arxiv_id",
+        "arrived_at",
+        "source",
+        "tag_list",
+        "rules_matched",
+        "code",
+        "review",
+    ]
+    list_display_links = None
+    list_filter = [ReviewFilter, "source"]
+    search_fields = ["paper__title", "=paper__arxiv_id", "paper__author_names"]
+    list_per_page = 50
+    actions = ["publish_with_tags", "reject"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[InboxEntry]:
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("paper__primary_category", "source")
+            .prefetch_related("paper__tags", "paper__code_links", "paper__categories")
+        )
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def get_actions(self, request: HttpRequest):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def changelist_view(self, request: HttpRequest, extra_context=None):
+        title = "Review inbox: publish or reject the papers sources brought"
+        return super().changelist_view(request, {"title": title, **(extra_context or {})})
+
+    @admin.display(description="paper", ordering="paper__title")
+    def paper_title(self, entry: InboxEntry) -> str:
+        url = reverse("admin:catalog_paper_change", args=[entry.paper_id])
+        return format_html('<a href="{}">{}</a>', url, entry.paper.title)
+
+    @admin.display(description="arXiv id", ordering="paper__arxiv_id")
+    def arxiv_id(self, entry: InboxEntry) -> str:
+        paper = entry.paper
+        return format_html('<a href="{}">{}</a>', paper.abs_url, paper.arxiv_id or "")
+
+    @admin.display(description="tags")
+    def tag_list(self, entry: InboxEntry) -> str:
+        return ", ".join(tag.name for tag in entry.paper.tags.all())
+
+    def get_changelist(self, request: HttpRequest, **kwargs):
+        return InboxChangeList
+
+    @admin.display(description="tag rules matched")
+    def rules_matched(self, entry: InboxEntry) -> str:
+        return ", ".join(entry.rules_matched)
+
+    @admin.display(description="code")
+    def code(self, entry: InboxEntry) -> str:
+        return format_html_join(
+            ", ",
+            '<a href="{}">{}</a>',
+            ((link.url, link.host_label) for link in entry.paper.code_links.all()),
+        )
+
+    @admin.display(description="review", ordering="paper__review")
+    def review(self, entry: InboxEntry) -> str:
+        return entry.paper.get_review_display()
+
+    @admin.action(
+        description="Publish selected papers with the chosen tags", permissions=["change"]
+    )
+    def publish_with_tags(self, request: HttpRequest, queryset: QuerySet[InboxEntry]) -> None:
+        tags = self._chosen_tags(request)
+        if tags is None:
+            return
+        published = curation.publish(
+            Paper.objects.filter(inbox_entry__in=queryset), tags=tags, by=request.user
+        )
+        with_tags = f" with {curation.tag_names(tags)}" if tags else ""
+        self.message_user(
+            request, f"Published {len(published)} papers{with_tags}.", messages.SUCCESS
+        )
+
+    @admin.action(description="Reject selected papers", permissions=["change"])
+    def reject(self, request: HttpRequest, queryset: QuerySet[InboxEntry]) -> None:
+        rejected = curation.reject(Paper.objects.filter(inbox_entry__in=queryset), by=request.user)
+        self.message_user(
+            request,
+            f"Rejected {len(rejected)} papers: they stay hidden and later runs leave them out.",
+            messages.SUCCESS,
+        )
+
+    def _chosen_tags(self, request: HttpRequest) -> list[Tag] | None:
+        form = InboxActionForm(request.POST)
+        form.fields["action"].choices = self.get_action_choices(request)
+        if not form.is_valid() and "tags" in form.errors:
+            self.message_user(request, "Choose existing tags.", messages.ERROR)
+            return None
+        return list(form.cleaned_data.get("tags") or [])

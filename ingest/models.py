@@ -1,9 +1,10 @@
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils import timezone
 
-from catalog.models import Tag
+from catalog.models import Paper, Tag
 
 
 class IngestSource(models.Model):
@@ -16,6 +17,13 @@ class IngestSource(models.Model):
     )
     tags = models.ManyToManyField(Tag, blank=True, help_text="Given to every paper it brings.")
     enabled = models.BooleanField(default=True)
+    needs_review = models.BooleanField(
+        default=False,
+        help_text=(
+            "The papers it brings wait in the review inbox, not public, until a curator "
+            "publishes them. Off: they are published at once."
+        ),
+    )
     interval_minutes = models.PositiveIntegerField(
         "run every (minutes)", default=60, validators=[MinValueValidator(1)]
     )
@@ -52,6 +60,7 @@ class IngestRun(models.Model):
         API = "api", "arXiv API query"
         SNAPSHOT = "snapshot", "metadata snapshot import"
         OAI = "oai", "OAI-PMH harvest"
+        LINKS = "links", "added by link"
 
     class Status(models.TextChoices):
         RUNNING = "running", "running"
@@ -144,3 +153,61 @@ class OaiHarvest(models.Model):
 
     def __str__(self) -> str:
         return f"OAI {self.set_spec or 'all'} from {self.from_date}"
+
+
+class InboxEntry(models.Model):
+    """A paper a source that needs review brought: where it came from, for the inbox.
+
+    Whether it still waits is the paper's review state.
+    """
+
+    paper = models.OneToOneField(Paper, on_delete=models.CASCADE, related_name="inbox_entry")
+    source = models.ForeignKey(
+        IngestSource, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    run = models.ForeignKey(
+        IngestRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    arrived_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-arrived_at", "-id"]
+        verbose_name = "paper waiting for review"
+        verbose_name_plural = "review inbox"
+
+    def __str__(self) -> str:
+        return str(self.paper)
+
+
+class LinkRequest(models.Model):
+    """Papers a curator asked for by pasting arXiv ids or links, and what became of each.
+
+    lines holds one result per pasted item (see ingest.links.Line), filled in
+    as the run goes; the run holds the counts and the status.
+    """
+
+    run = models.OneToOneField(IngestRun, on_delete=models.CASCADE, related_name="link_request")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    # Who asked when no user did (the add_papers command).
+    actor = models.CharField(max_length=100, blank=True)
+    text = models.TextField("links or ids")
+    tags = models.ManyToManyField(Tag, blank=True, related_name="+")
+    note = models.TextField(blank=True)
+    ids_total = models.PositiveIntegerField(default=0)
+    ids_fetched = models.PositiveIntegerField("ids asked of arXiv", default=0)
+    lines = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = "papers from arXiv"
+        verbose_name_plural = "papers from arXiv"
+
+    def __str__(self) -> str:
+        return f"{self.ids_total} ids at {self.created_at:%Y-%m-%d %H:%M}"

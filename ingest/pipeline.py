@@ -23,10 +23,10 @@ from django.utils import timezone
 from catalog.models import Author, Category, CodeLink, Paper, PaperAuthor, PaperTag, Tag
 from catalog.progress import Progress
 from catalog.signals import papers_stored
-from ingest.models import IngestRun
+from ingest.models import InboxEntry, IngestRun
 from ingest.records import ArxivRecord, Entry, RecordFilter, Skipped, SourceUnreadable
 from ingest.tagging import apply_tag_rules
-from ingest.upsert import upsert_records
+from ingest.upsert import Outcome, StoredPaper, upsert_records
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +59,7 @@ class BatchOutcome:
     unchanged: int = 0
     skipped: list[Skipped] = field(default_factory=list)
     paper_ids: list[int] = field(default_factory=list)  # created or changed
+    stored: dict[str, StoredPaper] = field(default_factory=dict)  # by arXiv id
 
     @property
     def counts(self) -> dict[str, int]:
@@ -78,8 +79,12 @@ def store_batch(
     bulk: bool = False,
     record_filter: RecordFilter | None = None,
     limit: int | None = None,
+    review_run: IngestRun | None = None,
 ) -> BatchOutcome:
-    """Store the batch's records that pass the filter (at most limit) in one transaction."""
+    """Store the batch's records that pass the filter (at most limit) in one transaction.
+
+    With a review_run, new papers wait in the review inbox, noted as that run's.
+    """
     records = [e for e in entries if isinstance(e, ArxivRecord)]
     if record_filter:
         records = [record for record in records if record_filter.matches(record)]
@@ -87,13 +92,20 @@ def store_batch(
         records = records[:limit]
     outcome = BatchOutcome(skipped=[e for e in entries if isinstance(e, Skipped)])
     with transaction.atomic():
-        result = upsert_records(records, tags=tags)
+        result = upsert_records(records, tags=tags, for_review=review_run is not None)
+        if review_run is not None:
+            InboxEntry.objects.bulk_create(
+                InboxEntry(paper_id=stored.paper_id, source_id=review_run.source_id, run=review_run)
+                for stored in result.stored.values()
+                if stored.outcome == Outcome.CREATED
+            )
         apply_tag_rules(paper_ids=result.paper_ids)
         if result.paper_ids:
             papers_stored.send(sender=IngestRun, paper_ids=result.paper_ids, bulk=bulk)
     outcome.fetched = len(records) + len(outcome.skipped)
     outcome.created, outcome.updated = result.created, result.updated
     outcome.unchanged, outcome.paper_ids = result.unchanged, result.paper_ids
+    outcome.stored = result.stored
     return outcome
 
 
@@ -113,6 +125,7 @@ def ingest(
     on_skip: Callable[[Skipped], None] = lambda skipped: None,
     progress: Progress | None = None,
     final_checks: Callable[[IngestRun, bool], list[str]] = lambda run, completed: [],
+    for_review: bool = False,
 ) -> bool:
     """Store the batches into the run, each as it arrives, and close the run.
 
@@ -123,10 +136,16 @@ def ingest(
     through worker processes when workers > 1 (each with its own database
     connection; not with a limit, or inside a transaction of the caller's,
     whose atomicity other connections would break) and end by refreshing the
-    planner's statistics of the tables they filled.
+    planner's statistics of the tables they filled. With for_review, new papers
+    wait in the review inbox.
     """
     bulk = run.kind in IngestRun.BULK_KINDS
-    options = {"tags": list(tags), "bulk": bulk, "record_filter": record_filter}
+    options = {
+        "tags": list(tags),
+        "bulk": bulk,
+        "record_filter": record_filter,
+        "review_run": run if for_review else None,
+    }
     if workers > 1 and limit is None and not connection.in_atomic_block:
         outcomes = _store_in_workers(batches, workers=workers, **options)
     else:

@@ -56,6 +56,7 @@ def run_source(*, source: IngestSource) -> IngestRun:
             tags=list(source.tags.all()),
             after_batch=lambda batch: _refresh_claim(source, token),
             final_checks=unseen_gap,
+            for_review=source.needs_review,
         )
     finally:
         # Only a run that read through to its end moves the next run's start.

@@ -10,9 +10,10 @@ and an older version never overwrites a newer one.
 """
 
 import datetime
+import enum
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import BooleanField, Field, JSONField, Model, Q
@@ -54,25 +55,47 @@ ARXIV_FIELDS = (
 EXTRACTED_SOURCES = (CodeLink.Source.ABSTRACT, CodeLink.Source.COMMENT)
 PaperCategory = Paper.categories.through
 # What a new paper row is written with; the other columns take their defaults.
-NEW_PAPER_FIELDS = ("arxiv_id", *ARXIV_FIELDS, "added_at", "is_visible")
+NEW_PAPER_FIELDS = ("arxiv_id", *ARXIV_FIELDS, "added_at", "is_visible", "review")
 
 # A round is repeated only for records another worker inserted meanwhile;
 # the next round sees them committed, so a second retry means a bug.
 MAX_ROUNDS = 3
 
 
+class Outcome(enum.StrEnum):
+    CREATED = "created"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+    # Turned down in review: left as it is, and given no tags.
+    REJECTED = "rejected"
+
+
+@dataclass(frozen=True)
+class StoredPaper:
+    """What became of one record's paper."""
+
+    paper_id: int
+    outcome: Outcome
+    previous_version: int | None = None  # the version stored before, if any
+    # The paper was a listing without an arXiv id, matched by its title.
+    matched_listing: bool = False
+    tags_added: tuple[int, ...] = ()  # ids of the given tags it did not have
+
+
 @dataclass
 class UpsertResult:
     created: int = 0
     updated: int = 0
-    unchanged: int = 0
+    unchanged: int = 0  # rejected papers included
     paper_ids: list[int] = field(default_factory=list)  # created and updated
+    stored: dict[str, StoredPaper] = field(default_factory=dict)  # by arXiv id
 
     def __iadd__(self, other: "UpsertResult") -> "UpsertResult":
         self.created += other.created
         self.updated += other.updated
         self.unchanged += other.unchanged
         self.paper_ids += other.paper_ids
+        self.stored |= other.stored
         return self
 
 
@@ -88,8 +111,14 @@ class _Planned:
     paper_id: int | None = None  # None: a new paper, until it is inserted
 
 
-def upsert_records(records: Sequence[ArxivRecord], *, tags: Sequence[Tag] = ()) -> UpsertResult:
-    """Create or refresh the papers for records; give every paper the tags."""
+def upsert_records(
+    records: Sequence[ArxivRecord], *, tags: Sequence[Tag] = (), for_review: bool = False
+) -> UpsertResult:
+    """Create or refresh the papers for records; give every paper the tags.
+
+    New papers are public, or with for_review wait for a curator's review.
+    Papers rejected in review are left alone.
+    """
     latest = _latest_per_id(records)
     result = UpsertResult()
     if not latest:
@@ -117,6 +146,7 @@ def upsert_records(records: Sequence[ArxivRecord], *, tags: Sequence[Tag] = ()) 
                 categories=categories,
                 title_keys=title_keys,
                 match_titles=match_titles,
+                for_review=for_review,
                 result=result,
                 touched_ids=tagged_ids,
             )
@@ -125,12 +155,32 @@ def upsert_records(records: Sequence[ArxivRecord], *, tags: Sequence[Tag] = ()) 
         else:
             raise RuntimeError(f"{len(pending)} records kept conflicting with concurrent writes")
         if tags and tagged_ids:
-            now = timezone.now()
-            PaperTag.objects.bulk_create(
-                [PaperTag(paper_id=pk, tag=tag, added_at=now) for pk in tagged_ids for tag in tags],
-                ignore_conflicts=True,
-            )
+            _add_tags(tagged_ids, tags, result)
     return result
+
+
+def _add_tags(paper_ids: list[int], tags: Sequence[Tag], result: UpsertResult) -> None:
+    """Give the papers the tags they lack, and note which each got."""
+    held = set(
+        PaperTag.objects.filter(paper_id__in=paper_ids, tag__in=tags).values_list(
+            "paper_id", "tag_id"
+        )
+    )
+    now = timezone.now()
+    new = [
+        PaperTag(paper_id=pk, tag=tag, added_at=now)
+        for pk in paper_ids
+        for tag in tags
+        if (pk, tag.pk) not in held
+    ]
+    # A concurrent writer may have given one meanwhile: it keeps its row.
+    PaperTag.objects.bulk_create(new, ignore_conflicts=True)
+    added: dict[int, tuple[int, ...]] = {}
+    for row in new:
+        added[row.paper_id] = (*added.get(row.paper_id, ()), row.tag_id)
+    for arxiv_id, stored in result.stored.items():
+        if stored.paper_id in added:
+            result.stored[arxiv_id] = replace(stored, tags_added=added[stored.paper_id])
 
 
 def _latest_per_id(records: Sequence[ArxivRecord]) -> list[ArxivRecord]:
@@ -205,6 +255,7 @@ def _upsert_round(
     categories: dict[str, Category],
     title_keys: dict[str, str],
     match_titles: bool,
+    for_review: bool,
     result: UpsertResult,
     touched_ids: list[int],
 ) -> tuple[list[ArxivRecord], bool]:
@@ -220,10 +271,14 @@ def _upsert_round(
     stored_categories = _stored_category_ids(stored)
 
     new, changed, unchanged_ids = [], [], []
+    kept: dict[str, StoredPaper] = {}
     for record in records:
         paper = by_id.get(record.arxiv_id)
         if paper is None and idless_by_key and match_titles:
             paper = idless_by_key.pop(title_keys[record.arxiv_id], None)
+        if paper is not None and paper.review == Paper.Review.REJECTED:
+            kept[record.arxiv_id] = StoredPaper(paper.pk, Outcome.REJECTED, paper.version)
+            continue
         planned = _plan(
             record,
             paper,
@@ -242,8 +297,12 @@ def _upsert_round(
             and planned.code_urls == _extracted_links(links.get(paper.pk, []))
         ):
             unchanged_ids.append(paper.pk)
+            kept[record.arxiv_id] = StoredPaper(paper.pk, Outcome.UNCHANGED, paper.version)
         else:
             changed.append(planned)
+            kept[record.arxiv_id] = StoredPaper(
+                paper.pk, Outcome.UPDATED, paper.version, matched_listing=not paper.arxiv_id
+            )
 
     if changed:
         try:
@@ -252,12 +311,16 @@ def _upsert_round(
             # An id-less paper was being given an id another worker has just
             # inserted: take the round again without matching by title.
             return records, False
-    created, conflicting = _insert_papers(new)
+    created, conflicting = _insert_papers(new, for_review=for_review)
+    kept |= {p.record.arxiv_id: StoredPaper(p.paper_id, Outcome.CREATED) for p in created}
 
     _replace_related([*created, *changed], stored_authors, stored_categories, links)
     result.created += len(created)
     result.updated += len(changed)
-    result.unchanged += len(unchanged_ids)
+    result.unchanged += len(unchanged_ids) + sum(
+        1 for stored in kept.values() if stored.outcome == Outcome.REJECTED
+    )
+    result.stored |= kept
     written_ids = [planned.paper_id for planned in (*created, *changed)]
     result.paper_ids += written_ids
     touched_ids += written_ids + unchanged_ids
@@ -276,7 +339,7 @@ def _lock_stored(
     return list(
         Paper.objects.select_for_update()
         .filter(wanted)
-        .only("arxiv_id", *ARXIV_FIELDS)
+        .only("arxiv_id", "review", *ARXIV_FIELDS)
         .order_by("pk")
     )
 
@@ -394,7 +457,9 @@ def _update_papers(changed: list[_Planned]) -> None:
         )
 
 
-def _insert_papers(new: list[_Planned]) -> tuple[list[_Planned], list[ArxivRecord]]:
+def _insert_papers(
+    new: list[_Planned], *, for_review: bool
+) -> tuple[list[_Planned], list[ArxivRecord]]:
     """Insert new papers; a paper another worker inserted first is left alone.
 
     Returns the planned papers now stored and the records whose id turned out
@@ -403,7 +468,8 @@ def _insert_papers(new: list[_Planned]) -> tuple[list[_Planned], list[ArxivRecor
     if not new:
         return [], []
     fields = _fields(Paper, *NEW_PAPER_FIELDS)
-    defaults = (timezone.now(), Paper._meta.get_field("is_visible").get_default())
+    review = Paper.Review.PENDING if for_review else Paper.Review.PUBLISHED
+    defaults = (timezone.now(), not for_review, review.value)
     rows = ((p.record.arxiv_id, *(p.values[name] for name in ARXIV_FIELDS), *defaults) for p in new)
     paper, columns = _table(Paper), _columns(fields)
     with _staged(fields, rows) as staged, connection.cursor() as cursor:

@@ -1,9 +1,12 @@
 import functools
+import importlib
 
 import factory
 from allauth.account.models import EmailAddress
+from django.apps import apps as django_apps
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
+from django.contrib.auth.models import Group
 
 from accounts.models import SavedPaper, Subscription
 
@@ -45,3 +48,26 @@ class SavedPaperFactory(factory.django.DjangoModelFactory):
         model = SavedPaper
 
     user = factory.SubFactory(UserFactory)
+
+
+def curators_group() -> Group:
+    """The group a data migration creates, made again if a flush (after a
+    transactional test) emptied the database."""
+    group = Group.objects.filter(name="Curators").first()
+    if group is None:
+        migration = importlib.import_module("accounts.migrations.0005_curators_group")
+        migration.create_curators(django_apps, None)
+        group = Group.objects.get(name="Curators")
+    return group
+
+
+class CuratorFactory(UserFactory):
+    """A staff member in the Curators group, not a superuser."""
+
+    username = factory.Sequence(lambda n: f"curator{n}")
+    is_staff = True
+
+    @factory.post_generation
+    def curator(self, create, extracted, **kwargs):
+        if create:
+            self.groups.add(curators_group())

@@ -2,9 +2,11 @@
 
 It serves recorded arXiv entries (tests/data/arxiv-api/) as the API would for
 sortBy=lastUpdatedDate&sortOrder=descending, paged by start and max_results,
-and plays the faults a test queues, one per request: an HTTP status with its
-Retry-After, a delay past the client's timeout, a connection reset, an empty
-feed, a truncated body or any body at all.
+or, asked with id_list, the entries of those ids (ids it does not hold are
+left out, as arXiv leaves out ids it does not know). It plays the faults a
+test queues, one per request: an HTTP status with its Retry-After, a delay
+past the client's timeout, a connection reset, an empty feed, a truncated
+body or any body at all.
 """
 
 import socket
@@ -55,6 +57,23 @@ def entry_id(entry: str) -> str:
 
 def updated_of(entry: str) -> str:
     return etree.fromstring(entry).findtext(f"{ATOM}updated")
+
+
+def with_id(entry: str, arxiv_id: str, *, version: int = 1) -> str:
+    """The entry as the paper arxiv_id (its version given), keeping the rest."""
+    current = etree.fromstring(entry).findtext(f"{ATOM}id")
+    return entry.replace(current, f"http://arxiv.org/abs/{arxiv_id}v{version}")
+
+
+def numbered_entries(count: int, *, first: int = 1) -> list[str]:
+    """count entries with ids 2601.00001 on, made from the recorded ones."""
+    recorded_list = recorded_entries()
+    return [
+        with_id(recorded_list[n % len(recorded_list)], f"2601.{first + n:05d}").replace(
+            "<title>", f"<title>Paper {first + n}: ", 1
+        )
+        for n in range(count)
+    ]
 
 
 def feed(entries: Sequence[str], *, total: int, start: int = 0) -> bytes:
@@ -118,7 +137,12 @@ class FakeArxiv:
     def page(self, params: dict[str, str]) -> bytes:
         start = int(params.get("start", 0))
         size = int(params.get("max_results", 10))
-        return feed(self.entries[start : start + size], total=len(self.entries), start=start)
+        entries = self.entries
+        if params.get("id_list"):
+            by_id = {entry_id(entry): entry for entry in self.entries}
+            wanted = [arxiv_ids.normalize(raw) for raw in params["id_list"].split(",")]
+            entries = [by_id[arxiv_id] for arxiv_id in wanted if arxiv_id in by_id]
+        return feed(entries[start : start + size], total=len(entries), start=start)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         fake = self

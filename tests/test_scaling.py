@@ -2,8 +2,6 @@
 catalog cache and the read replica router."""
 
 import pytest
-import redis
-from django.core.cache import caches
 from django.db import connection
 from django.test import RequestFactory
 
@@ -11,10 +9,8 @@ from catalog import cache as catalog_cache
 from catalog import pagination
 from catalog.models import Paper
 from config.db_routers import PrimaryAfterWriteMiddleware, ReplicaRouter
+from tests.catalog_cache import redis_cache_fixture  # noqa: F401
 from tests.factories import PaperFactory, TagFactory
-from tests.services import redis_db_url
-
-TEST_REDIS = redis_db_url(8)
 
 
 def listed_titles(response) -> list[str]:
@@ -92,23 +88,6 @@ def test_the_estimate_is_the_planners_rounded_to_two_figures():
     estimate = pagination.estimated_count(Paper.objects.visible().values("pk"))
 
     assert 1 <= estimate <= 100
-
-
-@pytest.fixture
-def redis_cache(settings):
-    """The catalog cache on this suite's own Redis database, emptied before and after."""
-    settings.CACHES = {
-        **settings.CACHES,
-        "catalog": {
-            "BACKEND": "django_redis.cache.RedisCache",
-            "LOCATION": TEST_REDIS,
-            "OPTIONS": {"IGNORE_EXCEPTIONS": True, "SOCKET_CONNECT_TIMEOUT": 0.5},
-        },
-    }
-    server = redis.Redis.from_url(TEST_REDIS)
-    server.flushdb()
-    yield caches["catalog"]
-    server.flushdb()
 
 
 @pytest.mark.django_db

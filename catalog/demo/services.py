@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils.dateparse import parse_datetime
 
+from catalog.cache import bump_catalog_version
 from catalog.models import CodeLink, Paper, PaperTag, Summary, Tag, title_key
 from catalog.services import set_authors
 
@@ -64,6 +65,8 @@ def load_demo_catalog(*, catalog: dict[str, Any]) -> DemoLoad:
         for paper, entry in zip(papers, entries, strict=True)
         for summary in entry["summaries"]
     )
+    # Bulk inserts send no model signals.
+    transaction.on_commit(bump_catalog_version)
     return DemoLoad(
         papers=len(papers),
         tags=tags_created,

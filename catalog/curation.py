@@ -1,0 +1,166 @@
+"""Curation actions on many papers at once, as admin, commands and review take them.
+
+Each one writes the catalog, records a CurationEvent per paper it changed
+(who, when, what: the paper's admin history shows them) and makes cached
+pages fresh once it commits, since bulk updates send no model signals.
+"""
+
+from collections.abc import Iterable, Sequence
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from catalog.cache import bump_catalog_version
+from catalog.models import CurationEvent, Paper, PaperTag, Summary, Tag
+
+# A person, or the name of what acted for nobody in particular ("add_papers command").
+Actor = AbstractBaseUser | str
+Action = CurationEvent.Action
+
+
+def record(
+    paper_ids: Iterable[int], action: str, *, by: Actor, detail: str = ""
+) -> list[CurationEvent]:
+    """One event per paper, all at the same moment."""
+    return record_each({pk: detail for pk in paper_ids}, action, by=by)
+
+
+def record_each(details: dict[int, str], action: str, *, by: Actor) -> list[CurationEvent]:
+    """One event per paper with its own detail, in one insert."""
+    now = timezone.now()
+    who = {"actor": by} if isinstance(by, str) else {"user": by}
+    return CurationEvent.objects.bulk_create(
+        CurationEvent(paper_id=pk, action=action, detail=detail, created_at=now, **who)
+        for pk, detail in details.items()
+    )
+
+
+def _changed(paper_ids: Sequence[int]) -> None:
+    if paper_ids:
+        transaction.on_commit(bump_catalog_version)
+
+
+def tag_names(tags: Iterable[Tag]) -> str:
+    return ", ".join(tag.name for tag in tags)
+
+
+@transaction.atomic
+def add_tags(papers: QuerySet[Paper], tags: Sequence[Tag], *, by: Actor) -> list[int]:
+    """Tag the papers; a paper already carrying a tag keeps the date it got it.
+
+    Returns the papers that got a tag they did not have.
+    """
+    paper_ids = list(papers.values_list("pk", flat=True))
+    held = set(
+        PaperTag.objects.filter(paper_id__in=paper_ids, tag__in=tags).values_list(
+            "paper_id", "tag_id"
+        )
+    )
+    now = timezone.now()
+    new = [
+        PaperTag(paper_id=pk, tag=tag, added_at=now)
+        for pk in paper_ids
+        for tag in tags
+        if (pk, tag.pk) not in held
+    ]
+    PaperTag.objects.bulk_create(new, ignore_conflicts=True)
+    names = {tag.pk: tag.name for tag in tags}
+    given: dict[int, list[str]] = {}
+    for row in new:
+        given.setdefault(row.paper_id, []).append(names[row.tag_id])
+    record_each({pk: ", ".join(added) for pk, added in given.items()}, Action.TAGGED, by=by)
+    _changed(list(given))
+    return list(given)
+
+
+@transaction.atomic
+def remove_tag(papers: QuerySet[Paper], tag: Tag, *, by: Actor) -> list[int]:
+    """Take the tag off the papers; returns those that had it."""
+    paper_ids = list(
+        PaperTag.objects.filter(paper__in=papers, tag=tag).values_list("paper_id", flat=True)
+    )
+    PaperTag.objects.filter(paper_id__in=paper_ids, tag=tag).delete()
+    record(paper_ids, Action.UNTAGGED, by=by, detail=tag.name)
+    _changed(paper_ids)
+    return paper_ids
+
+
+@transaction.atomic
+def hide(papers: QuerySet[Paper], *, by: Actor) -> list[int]:
+    paper_ids = list(papers.filter(is_visible=True).values_list("pk", flat=True))
+    Paper.objects.filter(pk__in=paper_ids).update(is_visible=False)
+    record(paper_ids, Action.HIDDEN, by=by)
+    _changed(paper_ids)
+    return paper_ids
+
+
+@transaction.atomic
+def show(papers: QuerySet[Paper], *, by: Actor) -> list[int]:
+    """Make the papers public; one waiting for review or rejected counts as published.
+
+    A listing merged into another paper stays hidden: that paper shows it.
+    """
+    shown = papers.filter(merged_into__isnull=True).filter(
+        Q(is_visible=False) | ~Q(review=Paper.Review.PUBLISHED)
+    )
+    in_review = list(shown.exclude(review=Paper.Review.PUBLISHED).values_list("pk", flat=True))
+    paper_ids = list(shown.values_list("pk", flat=True))
+    Paper.objects.filter(pk__in=paper_ids).update(is_visible=True, review=Paper.Review.PUBLISHED)
+    record(in_review, Action.PUBLISHED, by=by)
+    record(set(paper_ids) - set(in_review), Action.SHOWN, by=by)
+    _changed(paper_ids)
+    return paper_ids
+
+
+@transaction.atomic
+def publish(
+    papers: QuerySet[Paper], *, tags: Sequence[Tag] = (), by: Actor, detail: str = ""
+) -> list[int]:
+    """Publish the papers waiting for review (or rejected before) with the tags."""
+    paper_ids = list(
+        papers.exclude(review=Paper.Review.PUBLISHED)
+        .filter(merged_into__isnull=True)
+        .values_list("pk", flat=True)
+    )
+    Paper.objects.filter(pk__in=paper_ids).update(is_visible=True, review=Paper.Review.PUBLISHED)
+    if tags:
+        add_tags(Paper.objects.filter(pk__in=paper_ids), tags, by=by)
+    with_tags = f"with {tag_names(tags)}" if tags else ""
+    record(paper_ids, Action.PUBLISHED, by=by, detail="; ".join(filter(None, [with_tags, detail])))
+    _changed(paper_ids)
+    return paper_ids
+
+
+@transaction.atomic
+def reject(papers: QuerySet[Paper], *, by: Actor) -> list[int]:
+    """Turn down papers waiting for review: hidden for good, never brought back by ingest."""
+    paper_ids = list(papers.filter(review=Paper.Review.PENDING).values_list("pk", flat=True))
+    Paper.objects.filter(pk__in=paper_ids).update(is_visible=False, review=Paper.Review.REJECTED)
+    record(paper_ids, Action.REJECTED, by=by)
+    _changed(paper_ids)
+    return paper_ids
+
+
+@transaction.atomic
+def publish_summaries(summaries: QuerySet[Summary], *, by: Actor) -> int:
+    """Publish the draft (machine-written) summaries among these; returns how many."""
+    drafts = list(
+        summaries.filter(status=Summary.Status.DRAFT).values_list(
+            "pk", "paper_id", "language", "kind"
+        )
+    )
+    Summary.objects.filter(pk__in=[row[0] for row in drafts]).update(
+        status=Summary.Status.PUBLISHED
+    )
+    by_paper: dict[int, list[str]] = {}
+    for _, paper_id, language, kind in drafts:
+        by_paper.setdefault(paper_id, []).append(f"{kind} ({language})")
+    record_each(
+        {pk: ", ".join(published) for pk, published in by_paper.items()},
+        Action.SUMMARIES_PUBLISHED,
+        by=by,
+    )
+    _changed(list(by_paper))
+    return len(drafts)

@@ -1,0 +1,295 @@
+"""Adding papers by link: the arXiv ids and URLs a curator pastes, fetched and stored.
+
+A request parses the pasted text into lines (catalog.arxiv_ids.parse_pasted),
+asks arXiv for every id first (ingest.arxiv_api.read_ids: a hundred a request,
+paced and retried like every read of arXiv), and only then stores the records,
+all in one transaction, through the pipeline (ingest.pipeline.store_batch: tag
+rules, code links, enrichment, the catalog cache), as an IngestRun of its own.
+So arXiv failing part way stores nothing: the request says so, and its text
+is kept for a retry. Each line then says what became of its paper.
+"""
+
+import enum
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from django.db import transaction
+from django.dispatch import Signal
+
+from catalog import arxiv_ids, curation
+from catalog.models import CurationEvent, Paper, Tag
+from ingest.arxiv_api import IDS_PER_REQUEST, ArxivClient, read_ids
+from ingest.models import IngestRun, LinkRequest
+from ingest.pipeline import finish_run, start_run, store_batch
+from ingest.records import ArxivRecord, Entry, SourceUnreadable
+from ingest.upsert import Outcome, StoredPaper
+
+logger = logging.getLogger(__name__)
+
+MAX_TEXT = 100_000  # characters one request may paste
+MAX_IDS = 1_000  # distinct ids one request may ask for
+LINE_TEXT_LIMIT = 300  # characters of a pasted line kept in its result
+
+# Sent when a request has finished, stored or not, with request: a LinkRequest.
+link_request_finished = Signal()
+
+
+class Result(enum.StrEnum):
+    WAITING = "waiting"
+    ADDED = "added"
+    PRESENT = "present"
+    UPDATED = "updated"
+    NOT_FOUND = "not_found"
+    NOT_AN_ID = "not_an_id"
+    REPEATED = "repeated"
+    UNREADABLE = "unreadable"
+    NOT_STORED = "not_stored"
+
+    @property
+    def label(self) -> str:
+        return RESULT_LABELS[self]
+
+
+RESULT_LABELS = {
+    Result.WAITING: "waiting",
+    Result.ADDED: "added",
+    Result.PRESENT: "already in the catalog",
+    Result.UPDATED: "updated to a newer version",
+    Result.NOT_FOUND: "not found on arXiv",
+    Result.NOT_AN_ID: "not an arXiv id",
+    Result.REPEATED: "listed above",
+    Result.UNREADABLE: "arXiv's entry could not be read",
+    Result.NOT_STORED: "not stored",
+}
+# The results that leave the paper in the catalog.
+IN_CATALOG = (Result.ADDED, Result.PRESENT, Result.UPDATED)
+
+
+@dataclass
+class Line:
+    """One pasted item and what became of it."""
+
+    text: str
+    arxiv_id: str | None
+    result: Result
+    paper_id: int | None = None
+    detail: str = ""
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Line":
+        return cls(**{**data, "result": Result(data["result"])})
+
+
+class InvalidRequest(ValueError):
+    """The pasted text names nothing to add, or too much at once."""
+
+
+def parse_lines(text: str) -> list[Line]:
+    """A line for each item of the pasted text; InvalidRequest if there is nothing to
+    add or more than one request may hold."""
+    if len(text) > MAX_TEXT:
+        raise InvalidRequest(
+            f"The text is {len(text):,} characters long, more than {MAX_TEXT:,}: "
+            "add the papers in parts."
+        )
+    lines, seen = [], set()
+    for item in arxiv_ids.parse_pasted(text):
+        shown = (
+            item.text if len(item.text) <= LINE_TEXT_LIMIT else item.text[:LINE_TEXT_LIMIT] + "…"
+        )
+        if item.arxiv_id is None:
+            lines.append(Line(shown, None, Result.NOT_AN_ID))
+        elif item.arxiv_id in seen:
+            lines.append(Line(shown, item.arxiv_id, Result.REPEATED))
+        else:
+            seen.add(item.arxiv_id)
+            lines.append(Line(shown, item.arxiv_id, Result.WAITING))
+    if not seen:
+        raise InvalidRequest(
+            "No arXiv id or link was found. Paste ids such as 2505.15034 or hep-th/9901001, "
+            "or links to arXiv, Hugging Face papers, alphaXiv and the like."
+        )
+    if len(seen) > MAX_IDS:
+        raise InvalidRequest(
+            f"That is {len(seen):,} different ids, more than {MAX_IDS:,} at once: "
+            "add them in parts."
+        )
+    return lines
+
+
+def request_papers(
+    *, text: str, tags: Sequence[Tag] = (), note: str = "", by: curation.Actor
+) -> LinkRequest:
+    """Open a request for the papers the text names; run it with add_papers().
+
+    Raises InvalidRequest (nothing stored) for text that names no paper or too many.
+    """
+    lines = parse_lines(text)
+    wanted = [line.arxiv_id for line in lines if line.result == Result.WAITING]
+    with transaction.atomic():
+        run = start_run(kind=IngestRun.Kind.LINKS, query=_describe(wanted))
+        request = LinkRequest.objects.create(
+            run=run,
+            text=text,
+            note=note.strip(),
+            ids_total=len(wanted),
+            lines=[asdict(line) for line in lines],
+            **({"actor": by} if isinstance(by, str) else {"requested_by": by}),
+        )
+        request.tags.set(tags)
+    return request
+
+
+def _describe(ids: list[str]) -> str:
+    shown = " ".join(ids[:5])
+    return f"{len(ids)} added by link: {shown}" + (" …" if len(ids) > 5 else "")
+
+
+def add_papers(request: LinkRequest, *, client: ArxivClient | None = None) -> LinkRequest:
+    """Fetch the request's papers from arXiv, then store them all, and record each
+    line's result. A request that has already run is left as it is."""
+    run = request.run
+    if run.status != IngestRun.Status.RUNNING:
+        return request
+    lines = [Line.from_json(data) for data in request.lines]
+    wanted = [line.arxiv_id for line in lines if line.result == Result.WAITING]
+    try:
+        entries = _fetch(request, wanted, client=client)
+        with transaction.atomic():
+            outcome = _store(request, lines, entries)
+    except SourceUnreadable as err:
+        _not_stored(request, lines, "arXiv could not be read: nothing was stored.")
+        finish_run(run, problems=[f"Stopped: arXiv could not be read: {err}."])
+        link_request_finished.send(sender=LinkRequest, request=request)
+        return request
+    except BaseException as err:
+        _not_stored(request, lines, "Something went wrong: nothing was stored.")
+        finish_run(run, problems=[f"Crashed: {type(err).__name__}: {err}"])
+        raise
+    run.add(outcome.counts)
+    run.save(update_fields=IngestRun.COUNT_FIELDS)
+    problems = []
+    if outcome.skipped:
+        listed = "\n".join(map(str, outcome.skipped))
+        problems.append(f"Skipped {len(outcome.skipped)} unreadable entries:\n{listed}")
+    finish_run(run, problems=problems)
+    link_request_finished.send(sender=LinkRequest, request=request)
+    return request
+
+
+def _fetch(request: LinkRequest, wanted: list[str], *, client: ArxivClient | None) -> list[Entry]:
+    entries: list[Entry] = []
+    asked = 0
+    for batch in read_ids(wanted, client=client):
+        entries += batch.entries
+        asked = min(len(wanted), asked + IDS_PER_REQUEST)
+        # Saved as it goes, for the request's page to show.
+        LinkRequest.objects.filter(pk=request.pk).update(ids_fetched=asked)
+    request.ids_fetched = asked
+    return entries
+
+
+def _store(request: LinkRequest, lines: list[Line], entries: list[Entry]):
+    by = request.requested_by or request.actor or "unknown"
+    tags = list(request.tags.all())
+    records = {e.arxiv_id: e for e in entries if isinstance(e, ArxivRecord)}
+    # A curator naming a paper wants it public, whatever review said before.
+    in_review = dict(
+        Paper.objects.filter(arxiv_id__in=list(records))
+        .exclude(review=Paper.Review.PUBLISHED)
+        .values_list("arxiv_id", "review")
+    )
+    curation.publish(Paper.objects.filter(arxiv_id__in=list(in_review)), by=by, detail="by link")
+    outcome = store_batch(entries, tags=tags)
+    hidden = set(
+        Paper.objects.filter(
+            pk__in=[stored.paper_id for stored in outcome.stored.values()], is_visible=False
+        ).values_list("pk", flat=True)
+    )
+    unreadable = {arxiv_ids.find_id(skipped.where): skipped for skipped in outcome.skipped}
+    tag_names = {tag.pk: tag.name for tag in tags}
+    for line in lines:
+        if line.result != Result.WAITING:
+            continue
+        stored = outcome.stored.get(line.arxiv_id)
+        if stored is not None:
+            details = _settle(line, stored, records[line.arxiv_id])
+            if stored.tags_added:
+                names = ", ".join(tag_names[pk] for pk in stored.tags_added)
+                details.append(f"tags added: {names}")
+            elif tag_names and line.result != Result.ADDED:
+                details.append("already had the tags")
+            if line.arxiv_id in in_review:
+                details.append(_REVIEW_DETAIL[in_review[line.arxiv_id]])
+            if stored.paper_id in hidden:
+                details.append("hidden: show it from the paper list to make it public")
+            line.detail = "; ".join(details)
+        elif line.arxiv_id in unreadable:
+            line.result, line.detail = Result.UNREADABLE, unreadable[line.arxiv_id].reason
+        else:
+            line.result = Result.NOT_FOUND
+    _record(request, lines, outcome.stored, by=by, tag_names=tag_names)
+    request.lines = [asdict(line) for line in lines]
+    request.save(update_fields=["lines", "ids_fetched"])
+    return outcome
+
+
+_REVIEW_DETAIL = {
+    Paper.Review.PENDING: "was waiting for review: published",
+    Paper.Review.REJECTED: "was rejected in review: published",
+}
+
+
+def _settle(line: Line, stored: StoredPaper, record: ArxivRecord) -> list[str]:
+    """Set the line's result from what the pipeline did; return what to say about it."""
+    line.paper_id = stored.paper_id
+    if stored.outcome == Outcome.CREATED:
+        line.result = Result.ADDED
+        return []
+    if stored.matched_listing:
+        line.result = Result.ADDED
+        return ["matched the listing without an arXiv id"]
+    previous, current = stored.previous_version, record.version
+    if stored.outcome == Outcome.UPDATED and previous and current and current > previous:
+        line.result = Result.UPDATED
+        return [f"v{previous} → v{current}"]
+    line.result = Result.PRESENT
+    return []
+
+
+def _record(
+    request: LinkRequest,
+    lines: list[Line],
+    stored: dict[str, StoredPaper],
+    *,
+    by: curation.Actor,
+    tag_names: dict[int, str],
+) -> None:
+    """The history of each paper: added, or tagged when it was there already."""
+    note = f": {request.note}" if request.note else ""
+    with_tags = f" with {', '.join(tag_names.values())}" if tag_names else ""
+    added = [line.paper_id for line in lines if line.result == Result.ADDED]
+    curation.record(added, CurationEvent.Action.ADDED, by=by, detail=f"by link{with_tags}{note}")
+    tagged = {
+        line.paper_id: ", ".join(tag_names[pk] for pk in stored[line.arxiv_id].tags_added)
+        + f" (by link{note})"
+        for line in lines
+        if line.result in (Result.PRESENT, Result.UPDATED) and stored[line.arxiv_id].tags_added
+    }
+    curation.record_each(tagged, CurationEvent.Action.TAGGED, by=by)
+
+
+def _not_stored(request: LinkRequest, lines: list[Line], detail: str) -> None:
+    # Every id's line, whatever a rolled-back store had set it to.
+    for line in lines:
+        if line.arxiv_id is not None and line.result != Result.REPEATED:
+            line.result, line.paper_id, line.detail = Result.NOT_STORED, None, detail
+    request.lines = [asdict(line) for line in lines]
+    request.save(update_fields=["lines"])
+
+
+def counts(request: LinkRequest) -> Counter:
+    """How many lines ended each way."""
+    return Counter(Result(data["result"]) for data in request.lines)

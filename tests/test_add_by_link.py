@@ -1,0 +1,371 @@
+"""Curators add papers by pasting arXiv ids and links: in admin and on the command line."""
+
+import datetime
+import io
+import re
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.test import Client
+from django.utils import timezone
+from django.utils.html import escape
+from lxml import etree
+
+from catalog.models import CurationEvent, Paper, PaperTag
+from catalog.signals import papers_stored
+from ingest import links
+from ingest.links import Result
+from ingest.models import IngestRun, LinkRequest
+from tests.accounts_factories import CuratorFactory, UserFactory
+from tests.arxiv_server import (
+    ATOM,
+    Fault,
+    entry_id,
+    fake_arxiv_fixture,  # noqa: F401
+    numbered_entries,
+    with_id,
+)
+from tests.catalog_cache import redis_cache_fixture  # noqa: F401
+from tests.factories import PaperFactory, TagFactory
+
+pytestmark = pytest.mark.django_db
+
+ADD_PAGE = "/admin/ingest/linkrequest/add/"
+
+
+def add(text: str, **options) -> LinkRequest:
+    request = links.request_papers(text=text, by=options.pop("by", "test"), **options)
+    return links.add_papers(request)
+
+
+def results(request: LinkRequest) -> list[tuple]:
+    request.refresh_from_db()
+    return [
+        (line.text, line.arxiv_id, line.result, line.detail)
+        for line in map(links.Line.from_json, request.lines)
+    ]
+
+
+def title_of(entry: str) -> str:
+    return " ".join(etree.fromstring(entry).findtext(f"{ATOM}title").split())
+
+
+def version_of(entry: str) -> int:
+    return int(etree.fromstring(entry).findtext(f"{ATOM}id").rsplit("v", 1)[1])
+
+
+@pytest.fixture
+def curator_client(client):
+    client.force_login(CuratorFactory())
+    return client
+
+
+def test_the_command_adds_papers_named_in_any_form_with_their_metadata_and_tags(fake_arxiv):
+    tag = TagFactory(name="Software_Testing", slug="software-testing")
+    first, second, third = (entry_id(e) for e in fake_arxiv.entries[:3])
+    out = io.StringIO()
+
+    call_command(
+        "add_papers",
+        f"https://arxiv.org/abs/{first}",
+        f"arXiv:{second}v1, https://huggingface.co/papers/{third}",
+        "https://example.com/no-paper-here",
+        "--tag",
+        "software-testing",
+        "--note",
+        "for the reading group",
+        stdout=out,
+    )
+
+    assert sorted(Paper.objects.values_list("arxiv_id", flat=True)) == sorted(
+        [first, second, third]
+    )
+    paper = Paper.objects.get(arxiv_id=first)
+    assert paper.is_visible and paper.review == Paper.Review.PUBLISHED
+    assert paper.author_list and paper.primary_category is not None
+    assert PaperTag.objects.filter(tag=tag).count() == 3
+    printed = out.getvalue()
+    assert printed.count("  added") == 3
+    assert re.search(r"^https://example.com/no-paper-here +not an arXiv id$", printed, re.M)
+    assert "Succeeded: added 3, not an arXiv id 1." in printed
+    run = IngestRun.objects.get()
+    assert (run.kind, run.status, run.fetched, run.created) == ("links", "succeeded", 3, 3)
+    assert len(fake_arxiv.requests) == 1
+    assert sorted(fake_arxiv.requests[0].params["id_list"].split(",")) == sorted(
+        [first, second, third]
+    )
+    events = CurationEvent.objects.filter(action=CurationEvent.Action.ADDED)
+    assert events.count() == 3
+    assert {(e.actor, e.detail) for e in events} == {
+        ("add_papers command", "by link with Software_Testing: for the reading group")
+    }
+
+
+def test_code_links_are_stored_and_new_papers_are_queued_for_enrichment(fake_arxiv):
+    arxiv_id = entry_id(fake_arxiv.entries[0])
+    fake_arxiv.entries[0] = fake_arxiv.entries[0].replace(
+        "</summary>", " Code: https://github.com/example/tester.</summary>"
+    )
+    sent = []
+
+    def receiver(sender, *, paper_ids, bulk, **kwargs):
+        sent.append((sorted(paper_ids), bulk))
+
+    papers_stored.connect(receiver)
+    try:
+        add(arxiv_id)
+    finally:
+        papers_stored.disconnect(receiver)
+
+    paper = Paper.objects.get(arxiv_id=arxiv_id)
+    assert list(paper.code_links.values_list("url", flat=True)) == [
+        "https://github.com/example/tester"
+    ]
+    assert sent == [([paper.pk], False)]
+
+
+def test_each_line_says_what_became_of_its_paper(fake_arxiv):
+    present, revised = entry_id(fake_arxiv.entries[0]), entry_id(fake_arxiv.entries[1])
+    add(f"{present} {revised}")
+    version = Paper.objects.get(arxiv_id=revised).version
+    fake_arxiv.entries[1] = with_id(fake_arxiv.entries[1], revised, version=version + 1)
+    tag = TagFactory(name="Agents")
+    PaperTag.objects.create(paper=Paper.objects.get(arxiv_id=present), tag=tag)
+
+    request = add(
+        f"{present}\n{revised}, 2501.99999\nsee arxiv.org/abs/{present}v1\n"
+        "2513.00001\nnothing to see here",
+        tags=[tag],
+    )
+
+    assert results(request) == [
+        (present, present, Result.PRESENT, "already had the tags"),
+        (revised, revised, Result.UPDATED, f"v{version} → v{version + 1}; tags added: Agents"),
+        ("2501.99999", "2501.99999", Result.NOT_FOUND, ""),
+        (f"arxiv.org/abs/{present}v1", present, Result.REPEATED, ""),
+        ("2513.00001", None, Result.NOT_AN_ID, ""),
+        ("nothing to see here", None, Result.NOT_AN_ID, ""),
+    ]
+    assert Paper.objects.get(arxiv_id=revised).version == version + 1
+    assert CurationEvent.objects.filter(action="tagged").get().detail == "Agents (by link)"
+
+
+def test_a_listing_without_an_id_is_matched_by_its_title(fake_arxiv):
+    entry = fake_arxiv.entries[0]
+    # As the digests list them: a title, no id, no arXiv dates.
+    listing = PaperFactory(
+        arxiv_id=None,
+        version=None,
+        published_at=None,
+        updated_at=None,
+        title=title_of(entry).upper(),
+    )
+
+    request = add(f"https://arxiv.org/pdf/{entry_id(entry)}")
+
+    [(_, arxiv_id, result, detail)] = results(request)
+    assert (result, detail) == (Result.ADDED, "matched the listing without an arXiv id")
+    listing.refresh_from_db()
+    assert listing.arxiv_id == arxiv_id
+    assert Paper.objects.count() == 1
+
+
+def test_a_curator_naming_a_rejected_or_waiting_paper_publishes_it(fake_arxiv):
+    for entry, review in zip(fake_arxiv.entries, ["rejected", "pending"], strict=False):
+        PaperFactory(
+            arxiv_id=entry_id(entry), version=version_of(entry), is_visible=False, review=review
+        )
+    rejected, waiting = (entry_id(e) for e in fake_arxiv.entries[:2])
+
+    request = add(f"{rejected} {waiting}")
+
+    assert [(r[2], r[3]) for r in results(request)] == [
+        (Result.PRESENT, "was rejected in review: published"),
+        (Result.PRESENT, "was waiting for review: published"),
+    ]
+    assert Paper.objects.visible().count() == 2
+    assert set(Paper.objects.values_list("review", flat=True)) == {"published"}
+
+
+def test_a_hidden_paper_stays_hidden_and_the_line_says_so(fake_arxiv):
+    arxiv_id = entry_id(fake_arxiv.entries[0])
+    PaperFactory(arxiv_id=arxiv_id, is_visible=False)
+
+    [(_, _, result, detail)] = results(add(arxiv_id))
+
+    assert result == Result.PRESENT
+    assert detail == "hidden: show it from the paper list to make it public"
+
+
+def test_arxiv_failing_mid_batch_stores_nothing_and_keeps_the_input(fake_arxiv, curator_client):
+    fake_arxiv.serve(numbered_entries(150))
+    text = "\n".join(f"https://arxiv.org/abs/2601.{n:05d}" for n in range(1, 151))
+    # The first hundred arrive; the second request fails every time it is tried.
+    fake_arxiv.queue(Fault(), *[Fault(status=503)] * 4)
+
+    request = add(text, by=CuratorFactory())
+
+    assert Paper.objects.count() == 0
+    assert {r[2] for r in results(request)} == {Result.NOT_STORED}
+    run = request.run
+    run.refresh_from_db()
+    assert run.status == IngestRun.Status.FAILED
+    assert "HTTP 503" in run.error
+    assert request.ids_fetched == 100
+    page = curator_client.get(f"/admin/ingest/linkrequest/{request.pk}/change/")
+    html = page.content.decode()
+    assert "arXiv could not be read" in html and "Nothing was stored." in html
+    assert f"?retry={request.pk}" in html
+    retry = curator_client.get(f"{ADD_PAGE}?retry={request.pk}")
+    assert retry.context["form"].initial["text"] == text
+
+
+def test_the_command_fails_clearly_when_arxiv_is_down(fake_arxiv):
+    fake_arxiv.queue(*[Fault(status=503)] * 4)
+
+    with pytest.raises(CommandError, match=r"HTTP 503.*Nothing was stored"):
+        call_command("add_papers", entry_id(fake_arxiv.entries[0]), stdout=io.StringIO())
+    assert Paper.objects.count() == 0
+
+
+def test_five_hundred_links_at_once_take_five_requests(fake_arxiv, django_assert_max_num_queries):
+    fake_arxiv.serve(numbered_entries(500))
+    text = "\n".join(f"https://arxiv.org/abs/2601.{n:05d}v1" for n in range(1, 501))
+    request = links.request_papers(text=text, by="test")
+
+    # Fetching, the upsert, tag rules, history and the result: none per paper.
+    with django_assert_max_num_queries(80):
+        links.add_papers(request)
+
+    assert Paper.objects.count() == 500
+    assert [len(r.params["id_list"].split(",")) for r in fake_arxiv.requests] == [100] * 5
+    assert request.ids_fetched == 500
+    assert {r[2] for r in results(request)} == {Result.ADDED}
+    assert CurationEvent.objects.count() == 500
+
+
+def test_the_admin_page_adds_papers_and_shows_each_result(
+    fake_arxiv, curator_client, django_capture_on_commit_callbacks
+):
+    tag = TagFactory(name="Reasoning")
+    ids = [entry_id(e) for e in fake_arxiv.entries[:2]]
+    changelist = curator_client.get("/admin/catalog/paper/").content.decode()
+    assert f'href="{ADD_PAGE}"' in changelist
+    form_page = curator_client.get(ADD_PAGE).content.decode()
+    assert "Add papers from arXiv" in form_page
+    assert "admin-autocomplete" in form_page
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = curator_client.post(
+            ADD_PAGE,
+            {"text": f"https://arxiv.org/abs/{ids[0]}\n{ids[1]}\nhello", "tags": [tag.pk]},
+        )
+
+    request = LinkRequest.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == f"/admin/ingest/linkrequest/{request.pk}/change/"
+    page = curator_client.get(response["Location"]).content.decode()
+    assert "Succeeded" in page and "http-equiv" not in page
+    assert page.count("<td>added</td>") == 2
+    assert "<td>not an arXiv id</td>" in page
+    assert set(Paper.objects.filter(tags=tag).values_list("arxiv_id", flat=True)) == set(ids)
+    listing = curator_client.get("/admin/ingest/linkrequest/").content.decode()
+    assert "added 2" in listing
+
+
+def test_a_running_request_shows_its_progress_and_refreshes(curator_client):
+    request = links.request_papers(text="2505.15034 2505.15035 2505.15036", by="test")
+
+    page = curator_client.get(f"/admin/ingest/linkrequest/{request.pk}/change/").content.decode()
+
+    assert '<meta http-equiv="refresh" content="2">' in page
+    assert "Asked arXiv for 0 of 3 papers" in page
+    assert '<progress id="link-request-bar" max="3" value="0">' in page
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("garbage " * 1250, "No arXiv id or link was found"),
+        ("x" * 100_001, "more than 100,000"),
+        (" ".join(f"2601.{n:05d}" for n in range(1, 1002)), "1,001 different ids, more than 1,000"),
+        ("   ", "This field is required."),
+    ],
+)
+def test_bad_pastes_are_refused_with_a_reason_and_store_nothing(curator_client, text, error):
+    response = curator_client.post(ADD_PAGE, {"text": text})
+
+    assert response.status_code == 200
+    assert error in response.content.decode()
+    assert response.context["form"]["text"].value() == text
+    assert LinkRequest.objects.count() == 0
+
+
+def test_ten_thousand_characters_of_mixed_text_are_read_line_by_line(fake_arxiv):
+    known = [entry_id(e) for e in fake_arxiv.entries[:5]]
+    noise = ["lorem ipsum dolor sit amet " * 3, "§§§ ¿qué? 🙂", "<script>alert(1)</script>"]
+    lines = [*known, *(noise * 90)]
+    text = "\n".join(lines)
+    assert len(text) > 10_000
+
+    request = add(text)
+
+    outcome = [r[2] for r in results(request)]
+    assert outcome[:5] == [Result.ADDED] * 5
+    assert set(outcome[5:]) == {Result.NOT_AN_ID}
+    assert Paper.objects.count() == 5
+
+
+def test_staff_without_curation_rights_cannot_add(client):
+    client.force_login(UserFactory(is_staff=True))
+
+    assert client.get(ADD_PAGE).status_code == 403
+    assert client.post(ADD_PAGE, {"text": "2505.15034"}).status_code == 403
+
+
+def test_added_papers_show_at_once_to_anonymous_readers_with_the_cache_on(
+    fake_arxiv, curator_client, redis_cache, django_capture_on_commit_callbacks
+):
+    anonymous = Client()
+    PaperFactory(title="Already listed")
+    assert "Already listed" in anonymous.get("/").content.decode()
+    entry = fake_arxiv.entries[0]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        curator_client.post(ADD_PAGE, {"text": entry_id(entry)})
+
+    assert escape(title_of(entry)) in anonymous.get("/").content.decode()
+
+
+def test_a_request_whose_worker_died_offers_a_retry_instead_of_refreshing(curator_client):
+    request = links.request_papers(text="2505.15034", by="test")
+    IngestRun.objects.filter(pk=request.run_id).update(
+        started_at=timezone.now() - datetime.timedelta(hours=2)
+    )
+
+    page = curator_client.get(f"/admin/ingest/linkrequest/{request.pk}/change/").content.decode()
+
+    assert "may have stopped" in page
+    assert f"?retry={request.pk}" in page
+    assert "http-equiv" not in page
+
+
+def test_a_failure_while_storing_rolls_everything_back(fake_arxiv, monkeypatch):
+    stored = links.store_batch
+
+    def store_then_fail(*args, **kwargs):
+        stored(*args, **kwargs)
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(links, "store_batch", store_then_fail)
+    request = links.request_papers(text=entry_id(fake_arxiv.entries[0]), by="test")
+
+    with pytest.raises(RuntimeError):
+        links.add_papers(request)
+
+    assert Paper.objects.count() == 0
+    assert CurationEvent.objects.count() == 0
+    assert {r[2] for r in results(request)} == {Result.NOT_STORED}
+    request.run.refresh_from_db()
+    assert request.run.status == IngestRun.Status.FAILED
+    assert "the database went away" in request.run.error
