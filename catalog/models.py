@@ -1,3 +1,6 @@
+import datetime
+from dataclasses import dataclass
+
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import Exists, F, Func, OuterRef, Q
@@ -138,12 +141,16 @@ class Paper(models.Model):
     comment = models.TextField(blank=True)
     journal_ref = models.TextField("journal reference", blank=True)
     doi = models.CharField("DOI", max_length=200, blank=True)
-    published_at = models.DateTimeField("first published", null=True, blank=True)
+    # Four dates, each shown under its own name: when version 1 was submitted
+    # (arXiv's "published"), when this version was, when arXiv first announced
+    # the paper (known when a listing feed named it), and when it came here.
+    published_at = models.DateTimeField("first published (v1)", null=True, blank=True)
     published_precision = models.CharField(
         max_length=8, choices=DatePrecision.choices, default=DatePrecision.DAY
     )
-    updated_at = models.DateTimeField("last updated on arXiv", null=True, blank=True)
-    added_at = models.DateTimeField("entered the catalog", default=timezone.now)
+    updated_at = models.DateTimeField("this version's date", null=True, blank=True)
+    announced_at = models.DateTimeField("announced on arXiv", null=True, blank=True)
+    added_at = models.DateTimeField("added here", default=timezone.now)
     # The date lists sort and filter by: first published on arXiv, or for a
     # listing with no arXiv data, the day it entered the catalog.
     listed_at = models.GeneratedField(
@@ -214,6 +221,45 @@ class Paper(models.Model):
             return ""
         fmt = "%Y-%m" if self.published_precision == self.DatePrecision.MONTH else "%Y-%m-%d"
         return self.published_at.strftime(fmt)
+
+    @property
+    def list_date(self) -> "ShownDate":
+        """The date lists sort by (listed_at), named: the card and the paper page show this."""
+        if self.published_at:
+            return ShownDate(_("First published"), self.published_at, self.published_label)
+        return ShownDate(_("Added here"), self.added_at, _utc_day(self.added_at))
+
+    @property
+    def other_dates(self) -> list["ShownDate"]:
+        """The paper's other known dates, for its page."""
+        dates = []
+        if (
+            self.published_at
+            and self.updated_at
+            and _utc_day(self.updated_at) != _utc_day(self.published_at)
+        ):
+            label = (
+                _("This version (v%(version)s)") % {"version": self.version}
+                if self.version
+                else _("This version")
+            )
+            dates.append(ShownDate(label, self.updated_at, _utc_day(self.updated_at)))
+        if self.announced_at:
+            dates.append(ShownDate(_("Announced"), self.announced_at, _utc_day(self.announced_at)))
+        if self.published_at:
+            dates.append(ShownDate(_("Added here"), self.added_at, _utc_day(self.added_at)))
+        return dates
+
+
+@dataclass(frozen=True)
+class ShownDate:
+    label: str
+    moment: datetime.datetime
+    text: str
+
+
+def _utc_day(moment: datetime.datetime) -> str:
+    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%d")
 
 
 def title_key(title: str) -> str:

@@ -7,6 +7,7 @@ paper ends up the same whichever way it arrived. Readers yield batches of
 records and Skipped entries; ingest.pipeline stores them.
 """
 
+import dataclasses
 import datetime
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -31,8 +32,9 @@ class ArxivRecord:
     comment: str = ""
     journal_ref: str = ""
     doi: str = ""
-    published_at: datetime.datetime | None = None
-    updated_at: datetime.datetime | None = None
+    published_at: datetime.datetime | None = None  # version 1 submitted
+    updated_at: datetime.datetime | None = None  # this version submitted
+    announced_at: datetime.datetime | None = None  # first announced, where the reader knows
     # Code links the record itself gives (found in abstract and comment).
     code_urls: tuple[tuple[str, str], ...] = field(default=())  # (url, "abstract"|"comment")
 
@@ -119,6 +121,7 @@ def build_record(
     doi: str = "",
     published_at: datetime.datetime | None = None,
     updated_at: datetime.datetime | None = None,
+    announced_at: datetime.datetime | None = None,
 ) -> ArxivRecord:
     """An ArxivRecord from raw arXiv metadata, with its text tidied and code links found.
 
@@ -151,8 +154,14 @@ def build_record(
         doi=collapse(doi),
         published_at=_utc(published_at),
         updated_at=_utc(updated_at),
+        announced_at=_utc(announced_at),
         code_urls=tuple(code_urls.items()),
     )
+
+
+def announced(record: ArxivRecord, *, at: datetime.datetime) -> ArxivRecord:
+    """The record with the moment arXiv first announced it, which only a listing tells."""
+    return dataclasses.replace(record, announced_at=_utc(at))
 
 
 def collapse(text: str | None) -> str:

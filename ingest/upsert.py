@@ -49,6 +49,7 @@ ARXIV_FIELDS = (
     "published_at",
     "published_precision",
     "updated_at",
+    "announced_at",
     "version",
 )
 EXTRACTED_SOURCES = (CodeLink.Source.ABSTRACT, CodeLink.Source.COMMENT)
@@ -358,6 +359,10 @@ def _plan(
         if record.published_at or paper is None
         else paper.published_precision,
         "updated_at": _merged_moment(record.updated_at, paper and paper.updated_at),
+        # The first announcement stays: a later listing announces a new version.
+        "announced_at": min(
+            (m for m in (record.announced_at, paper and paper.announced_at) if m), default=None
+        ),
         "version": _merged_version(record, paper),
     }
     return _Planned(
