@@ -107,7 +107,8 @@ class PaperQuerySet(models.QuerySet):
         return self.order_by(*NEWEST_FIRST)
 
     def with_code(self) -> "PaperQuerySet":
-        return self.filter(Exists(CodeLink.objects.filter(paper=OuterRef("pk"))))
+        code = CodeLink.objects.filter(paper=OuterRef("pk"), kind__in=CodeLink.CODE_KINDS)
+        return self.filter(Exists(code))
 
 
 NEWEST_FIRST = (F("listed_at").desc(), F("id").desc())
@@ -306,6 +307,12 @@ class CodeLink(models.Model):
     class Kind(models.TextChoices):
         OFFICIAL = "official", _("official")
         COMMUNITY = "community", _("community")
+        # Found in the abstract or comment but not presented as the paper's own
+        # code: a dataset used, a leaderboard, a demo video.
+        MENTIONED = "mentioned", _("mentioned in the text")
+
+    # The kinds that are code for the paper: what "with code" means.
+    CODE_KINDS = (Kind.OFFICIAL, Kind.COMMUNITY)
 
     class Source(models.TextChoices):
         ABSTRACT = "abstract", "abstract"

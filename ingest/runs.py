@@ -45,6 +45,7 @@ def run_source(*, source: IngestSource) -> IngestRun:
     token = _claim(source)
     state: dict = {}
     try:
+        source.refresh_from_db(fields=["last_success_at"])
         run = start_run(kind=IngestRun.Kind.API, source=source, query=source.query)
         _run_query(run, source=source, token=token, state=state)
     finally:

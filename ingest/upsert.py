@@ -85,7 +85,7 @@ class _Planned:
     values: dict
     author_ids: list[int]
     category_ids: set[int]
-    code_urls: dict[str, str]  # url -> source, minus urls a curator already holds
+    code_urls: dict[str, tuple[str, str]]  # url -> (source, kind), minus urls a curator holds
     paper_id: int | None = None  # None: a new paper, until it is inserted
 
 
@@ -294,7 +294,9 @@ def _among(field_name: str, values: Iterable[str]) -> Q:
 def _stored_links(papers: list[Paper]) -> dict[int, list[CodeLink]]:
     links: dict[int, list[CodeLink]] = {}
     if papers:
-        for link in CodeLink.objects.filter(paper__in=papers).only("paper_id", "url", "source"):
+        for link in CodeLink.objects.filter(paper__in=papers).only(
+            "paper_id", "url", "source", "kind"
+        ):
             links.setdefault(link.paper_id, []).append(link)
     return links
 
@@ -317,8 +319,10 @@ def _stored_category_ids(papers: list[Paper]) -> dict[int, set[int]]:
     return category_ids
 
 
-def _extracted_links(links: list[CodeLink]) -> dict[str, str]:
-    return {link.url: link.source for link in links if link.source in EXTRACTED_SOURCES}
+def _extracted_links(links: list[CodeLink]) -> dict[str, tuple[str, str]]:
+    return {
+        link.url: (link.source, link.kind) for link in links if link.source in EXTRACTED_SOURCES
+    }
 
 
 def _plan(
@@ -370,7 +374,11 @@ def _plan(
         values=values,
         author_ids=[pk for pk, _ in ordered_authors],
         category_ids=category_ids,
-        code_urls={url: src for url, src in record.code_urls if url not in kept_elsewhere},
+        code_urls={
+            url: (source, kind)
+            for url, source, kind in record.code_urls
+            if url not in kept_elsewhere
+        },
         paper_id=paper and paper.pk,
     )
 
@@ -452,7 +460,7 @@ def _replace_related(
         for link in links.get(p.paper_id, []):
             if link.source not in EXTRACTED_SOURCES:
                 continue
-            if p.code_urls.get(link.url) == link.source:
+            if p.code_urls.get(link.url) == (link.source, link.kind):
                 kept_urls.add((p.paper_id, link.url))
             else:
                 stale_link_ids.append(link.pk)
@@ -485,9 +493,9 @@ def _replace_related(
         CodeLink,
         _fields(CodeLink, "paper", "url", "kind", "source", "created_at"),
         (
-            (p.paper_id, url, CodeLink.Kind.OFFICIAL.value, source, now)
+            (p.paper_id, url, kind, source, now)
             for p in written
-            for url, source in p.code_urls.items()
+            for url, (source, kind) in p.code_urls.items()
             if (p.paper_id, url) not in kept_urls
         ),
     )
