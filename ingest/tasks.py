@@ -60,5 +60,9 @@ def queue_source_run(*, source_id: int) -> None:
     background.send(ingest_source, source_id)
 
 
+def queue_listing_read(*, source_id: int) -> None:
+    background.send(read_source_listing, source_id)
+
+
 def queue_tag_rules(*, rule_ids: list[int] | None = None) -> None:
     background.send(reapply_tag_rules, rule_ids)
