@@ -12,7 +12,8 @@ LISTING_CATEGORY = re.compile(r"[a-z][a-z-]*(?:\.[A-Za-z-]+)?")
 
 
 class IngestSource(models.Model):
-    """A saved arXiv query that a periodic task runs on its schedule."""
+    """A saved arXiv query that a periodic task runs on its schedule, and the
+    listing categories read right after each of arXiv's announcements."""
 
     name = models.CharField(max_length=100, unique=True)
     query = models.CharField(
