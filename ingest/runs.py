@@ -60,7 +60,8 @@ def run_listing(*, source: IngestSource, now: datetime.datetime | None = None) -
     request. New papers and cross-lists are stored, new versions only of
     papers already here. Until the announcement's listing is out (arXiv
     rebuilds the feeds hours after announcing) or while it cannot be read,
-    the source's query runs instead, until it brings new papers; past
+    the source's query runs instead, until it brings papers submitted after
+    the previous announcement (then the API has this one); past
     LISTING_LATE_MINUTES a missing listing is reported. Papers the API does
     not give yet are awaited and asked for at every check.
 
@@ -114,7 +115,14 @@ def run_listing(*, source: IngestSource, now: datetime.datetime | None = None) -
             finish_run(run, problems=late_problems)
             return run
         _run_query(run, source=source, token=token, state=state, problems=late_problems)
-        if run.created:
+        # Done once the API has this announcement: a paper first submitted after the
+        # previous announcement cannot be older news.
+        previous = announcements.latest_announcement(
+            announcement.at - datetime.timedelta(minutes=1)
+        )
+        if Paper.objects.filter(
+            added_at__gte=run.started_at, published_at__gt=previous.at
+        ).exists():
             state["fallback_through"] = announcement.listing_date
         return run
     finally:

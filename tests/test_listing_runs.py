@@ -1,6 +1,7 @@
 """A source's listing read after an announcement: feed, ids, API, pipeline, and the fallback."""
 
 import datetime
+import re
 
 import pytest
 from django.utils import timezone
@@ -131,11 +132,28 @@ def test_a_paper_listed_without_an_id_is_matched_by_title(fake_arxiv):
     assert Paper.objects.filter(title__iexact=idless.title).count() == 1
 
 
+def announced_now(entry: str) -> str:
+    """The entry as a paper submitted on the day before the announcement."""
+    submitted = (ANNOUNCED - datetime.timedelta(hours=8)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    entry = re.sub(r"<published>[^<]*</published>", f"<published>{submitted}</published>", entry)
+    return re.sub(r"<updated>[^<]*</updated>", f"<updated>{submitted}</updated>", entry)
+
+
 def test_a_stale_listing_falls_back_to_the_query_until_it_brings_new_papers(fake_arxiv):
     source = listing_source()
     fake_arxiv.listing = recorded_listing("cs.SE_stale.rss")
 
-    fallback = runs.run_listing(source=source, now=TICK)
+    # The API does not have the announcement yet: the query brings only older papers.
+    early = runs.run_listing(source=source, now=TICK)
+
+    assert (early.status, early.created) == (IngestRun.Status.SUCCEEDED, 25)
+    source.refresh_from_db()
+    assert source.fallback_through is None
+
+    # Five minutes on it has: a paper submitted since the previous announcement.
+    fake_arxiv.serve([announced_now(fake_arxiv.entries[30]), *fake_arxiv.entries[:30]])
+    IngestSource.objects.update(last_success_at=None)  # read from the newest again
+    fallback = runs.run_listing(source=source, now=TICK + datetime.timedelta(minutes=5))
 
     assert fallback.kind == IngestRun.Kind.LISTING
     assert fallback.query == (
@@ -143,7 +161,7 @@ def test_a_stale_listing_falls_back_to_the_query_until_it_brings_new_papers(fake
         "the query instead"
     )
     # Not late yet: arXiv rebuilds the feeds hours after announcing.
-    assert (fallback.status, fallback.created) == (IngestRun.Status.SUCCEEDED, 25)
+    assert (fallback.status, fallback.created) == (IngestRun.Status.SUCCEEDED, 1)
     assert api_requests(fake_arxiv)[0].params["search_query"] == source.query
     source.refresh_from_db()
     assert source.listed_through is None
@@ -153,7 +171,7 @@ def test_a_stale_listing_falls_back_to_the_query_until_it_brings_new_papers(fake
 
     # The next check looks at the listing only.
     requests_before = len(fake_arxiv.requests)
-    assert runs.run_listing(source=source, now=TICK + datetime.timedelta(minutes=5)) is None
+    assert runs.run_listing(source=source, now=TICK + datetime.timedelta(minutes=10)) is None
     assert [r.path for r in fake_arxiv.requests[requests_before:]] == ["/rss/cs.SE"]
 
     # Once the listing is out it is read as usual.
@@ -304,7 +322,7 @@ def test_a_source_busy_with_its_query_is_left_to_the_next_check(fake_arxiv):
 
 
 def test_the_check_queues_the_sources_the_latest_announcement_has_not_reached(
-    fake_arxiv, django_capture_on_commit_callbacks
+    fake_arxiv, django_capture_on_commit_callbacks, client
 ):
     listing_date = latest_announcement(timezone.now()).listing_date
     day = listing_date.strftime("%a, %d %b %Y").encode()
@@ -322,3 +340,5 @@ def test_the_check_queues_the_sources_the_latest_announcement_has_not_reached(
     assert due.listed_through == listing_date
     assert Paper.objects.count() == 4
     assert IngestRun.objects.get().source == due
+    # Newest first published on the front page at once.
+    assert "arXiv:2604.03438" in client.get("/").content.decode()
