@@ -151,7 +151,8 @@ def test_a_stale_listing_falls_back_to_the_query_until_it_brings_new_papers(fake
     assert source.fallback_through is None
 
     # Five minutes on it has: a paper submitted since the previous announcement.
-    fake_arxiv.serve([announced_now(fake_arxiv.entries[30]), *fake_arxiv.entries[:30]])
+    entries = fake_arxiv.entries
+    fake_arxiv.serve([announced_now(entries[30]), *entries[:30], *entries[31:]])
     IngestSource.objects.update(last_success_at=None)  # read from the newest again
     fallback = runs.run_listing(source=source, now=TICK + datetime.timedelta(minutes=5))
 
