@@ -181,8 +181,8 @@ def _plain_text(text: str) -> str:
     text = LATEX_HREF.sub(r" \1 ", text)
     text = LATEX_COLOR.sub(" ", text)
     text = LATEX_LINK.sub(r" \1 ", text)
-    text = LATEX_COMMAND.sub(" ", text)
-    return " ".join(text.replace("$", " ").split(" "))
+    # What is left of math ($...$) is no part of a link.
+    return LATEX_COMMAND.sub(" ", text).replace("$", " ")
 
 
 def _is_own(url: str, context: str, *, in_comment: bool) -> bool:
