@@ -9,6 +9,7 @@ PORT ?= 8000
 export DEBUG ?= 1
 
 .PHONY: run test lint format lock migrate demo worker beat clean bench-import bench profile
+.PHONY: bench-freshness bench-code-links
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -72,6 +73,16 @@ beat: $(VENV)/.installed
 # Snapshot import speed against a raw COPY, in a scratch database (see BENCHMARKS.md).
 bench-import: $(VENV)/.installed
 	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/python -m bench.snapshot_import
+
+# From arXiv's announcement to the paper on / and in the personal feed, with
+# gunicorn, a Celery worker and the fake arXiv; needs Redis (REDIS_URL, or
+# database 15 of the local one). See BENCHMARKS.md.
+bench-freshness: $(VENV)/.installed
+	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/python -m bench.freshness
+
+# Precision and recall of the code-link extractor on the labelled abstracts.
+bench-code-links: $(VENV)/.installed
+	$(BIN)/python -m bench.code_links --show-misses
 
 # The catalog at arXiv's size: N synthetic papers in a scratch database, every
 # page timed, the list loaded with wrk, the snapshot import benchmark; writes

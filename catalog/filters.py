@@ -94,7 +94,7 @@ class PaperFilter(django_filters.FilterSet):
         max_length=MAX_QUERY_LENGTH,
     )
     sort = django_filters.ChoiceFilter(
-        choices=[("newest", _("Newest")), ("relevance", _("Relevance"))],
+        choices=[("newest", _("Newest first published")), ("relevance", _("Relevance"))],
         method="filter_noop",
         empty_label=None,
         label=_("Sort"),

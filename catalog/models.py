@@ -1,3 +1,6 @@
+import datetime
+from dataclasses import dataclass
+
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
@@ -113,7 +116,8 @@ class PaperQuerySet(models.QuerySet):
         return self.order_by(*NEWEST_FIRST)
 
     def with_code(self) -> "PaperQuerySet":
-        return self.filter(Exists(CodeLink.objects.filter(paper=OuterRef("pk"))))
+        code = CodeLink.objects.filter(paper=OuterRef("pk"), kind__in=CodeLink.CODE_KINDS)
+        return self.filter(Exists(code))
 
 
 NEWEST_FIRST = (F("listed_at").desc(), F("id").desc())
@@ -154,12 +158,16 @@ class Paper(models.Model):
     comment = models.TextField(blank=True)
     journal_ref = models.TextField("journal reference", blank=True)
     doi = models.CharField("DOI", max_length=200, blank=True)
-    published_at = models.DateTimeField("first published", null=True, blank=True)
+    # Four dates, each shown under its own name: when version 1 was submitted
+    # (arXiv's "published"), when this version was, when arXiv first announced
+    # the paper (known when a listing feed named it), and when it came here.
+    published_at = models.DateTimeField("first published (v1)", null=True, blank=True)
     published_precision = models.CharField(
         max_length=8, choices=DatePrecision.choices, default=DatePrecision.DAY
     )
-    updated_at = models.DateTimeField("last updated on arXiv", null=True, blank=True)
-    added_at = models.DateTimeField("entered the catalog", default=timezone.now)
+    updated_at = models.DateTimeField("this version's date", null=True, blank=True)
+    announced_at = models.DateTimeField("announced on arXiv", null=True, blank=True)
+    added_at = models.DateTimeField("added here", default=timezone.now)
     # The date lists sort and filter by: first published on arXiv, or for a
     # listing with no arXiv data, the day it entered the catalog.
     listed_at = models.GeneratedField(
@@ -243,6 +251,45 @@ class Paper(models.Model):
         fmt = "%Y-%m" if self.published_precision == self.DatePrecision.MONTH else "%Y-%m-%d"
         return self.published_at.strftime(fmt)
 
+    @property
+    def list_date(self) -> "ShownDate":
+        """The date lists sort by (listed_at), named: the card and the paper page show this."""
+        if self.published_at:
+            return ShownDate(_("First published"), self.published_at, self.published_label)
+        return ShownDate(_("Added here"), self.added_at, _utc_day(self.added_at))
+
+    @property
+    def other_dates(self) -> list["ShownDate"]:
+        """The paper's other known dates, for its page."""
+        dates = []
+        if (
+            self.published_at
+            and self.updated_at
+            and _utc_day(self.updated_at) != _utc_day(self.published_at)
+        ):
+            label = (
+                _("This version (v%(version)s)") % {"version": self.version}
+                if self.version
+                else _("This version")
+            )
+            dates.append(ShownDate(label, self.updated_at, _utc_day(self.updated_at)))
+        if self.announced_at:
+            dates.append(ShownDate(_("Announced"), self.announced_at, _utc_day(self.announced_at)))
+        if self.published_at:
+            dates.append(ShownDate(_("Added here"), self.added_at, _utc_day(self.added_at)))
+        return dates
+
+
+@dataclass(frozen=True)
+class ShownDate:
+    label: str
+    moment: datetime.datetime
+    text: str
+
+
+def _utc_day(moment: datetime.datetime) -> str:
+    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%d")
+
 
 def title_key(title: str) -> str:
     """Title folded to lowercase letters and digits, so spacing, case and
@@ -288,6 +335,12 @@ class CodeLink(models.Model):
     class Kind(models.TextChoices):
         OFFICIAL = "official", _("official")
         COMMUNITY = "community", _("community")
+        # Found in the abstract or comment but not presented as the paper's own
+        # code: a dataset used, a leaderboard, a demo video.
+        MENTIONED = "mentioned", _("mentioned in the text")
+
+    # The kinds that are code for the paper: what "with code" means.
+    CODE_KINDS = (Kind.OFFICIAL, Kind.COMMUNITY)
 
     class Source(models.TextChoices):
         ABSTRACT = "abstract", "abstract"

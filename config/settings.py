@@ -259,6 +259,15 @@ ARXIV_RETRY_MAX_WAIT = env.float("ARXIV_RETRY_MAX_WAIT", default=300.0)
 # announces in daily batches, not over weekends), so each run pages back this
 # far before the previous successful run.
 ARXIV_UPDATED_LOOKBACK_HOURS = env.float("ARXIV_UPDATED_LOOKBACK_HOURS", default=96)
+# Listing feeds: {categories} is "cs.CL+cs.LG". arXiv announces at 20:00 US
+# Eastern and rebuilds the feeds around midnight Eastern; until a source's
+# listing is out its query brings what the API already has, and a listing
+# still missing LISTING_LATE_MINUTES after the announcement is reported.
+ARXIV_LISTING_URL = env("ARXIV_LISTING_URL", default="https://rss.arxiv.org/rss/{categories}")
+LISTING_LATE_MINUTES = env.int("LISTING_LATE_MINUTES", default=300)
+# Announced papers the API does not give yet are asked for again at every
+# check for this long, then reported as given up (the query catches them later).
+LISTING_AWAIT_HOURS = env.float("LISTING_AWAIT_HOURS", default=24)
 # A source's run claim with no progress for this long belongs to a dead worker.
 INGEST_CLAIM_STALE_SECONDS = env.int("INGEST_CLAIM_STALE_SECONDS", default=1800)
 

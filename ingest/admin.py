@@ -41,18 +41,25 @@ class IngestSourceAdmin(admin.ModelAdmin):
     list_display = [
         "name",
         "query",
+        "listing_categories",
         "enabled",
         "needs_review",
         "interval_minutes",
         "max_results",
         "last_success_at",
+        "listed_through",
         "claimed_at",
     ]
     list_filter = ["enabled", "needs_review"]
     search_fields = ["name", "query"]
     filter_horizontal = ["tags"]
-    readonly_fields = ["last_success_at", "claimed_at", "recent_runs"]
-    actions = ["run_now"]
+    readonly_fields = ["last_success_at", "listed_through", "awaited", "claimed_at", "recent_runs"]
+    actions = ["run_now", "read_listing_now"]
+
+    @admin.display(description="awaited papers")
+    def awaited(self, source: IngestSource) -> str:
+        """Papers a listing announced that the API has not given yet."""
+        return " ".join(sorted(source.awaiting)) or "None."
 
     @admin.display(description="recent runs")
     def recent_runs(self, source: IngestSource) -> str:
@@ -80,6 +87,21 @@ class IngestSourceAdmin(admin.ModelAdmin):
             ),
         )
         return format_html("<table><thead><tr>{}</tr></thead><tbody>{}</tbody></table>", head, rows)
+
+    @admin.action(description="Read the latest listing now", permissions=["change"])
+    def read_listing_now(self, request: HttpRequest, queryset) -> None:
+        source_ids = list(queryset.exclude(listing_categories="").values_list("pk", flat=True))
+        for source_id in source_ids:
+            tasks.queue_listing_read(source_id=source_id)
+        self.message_user(
+            request,
+            ngettext(
+                "Queued %(count)d listing read; sources without listing categories are skipped.",
+                "Queued %(count)d listing reads; sources without listing categories are skipped.",
+                len(source_ids),
+            )
+            % {"count": len(source_ids)},
+        )
 
     @admin.action(description="Run now", permissions=["change"])
     def run_now(self, request: HttpRequest, queryset) -> None:

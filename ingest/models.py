@@ -1,3 +1,5 @@
+import re
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
@@ -6,9 +8,13 @@ from django.utils import timezone
 
 from catalog.models import Paper, Tag
 
+# "cs", "cs.CL", "math-ph", "astro-ph.CO": an archive, or one of its categories.
+LISTING_CATEGORY = re.compile(r"[a-z][a-z-]*(?:\.[A-Za-z-]+)?")
+
 
 class IngestSource(models.Model):
-    """A saved arXiv query that a periodic task runs on its schedule."""
+    """A saved arXiv query that a periodic task runs on its schedule, and the
+    listing categories read right after each of arXiv's announcements."""
 
     name = models.CharField(max_length=100, unique=True)
     query = models.CharField(
@@ -30,6 +36,27 @@ class IngestSource(models.Model):
     max_results = models.PositiveIntegerField(
         "most results per run", default=200, validators=[MinValueValidator(1)]
     )
+    listing_categories = models.CharField(
+        "listing feed categories",
+        max_length=500,
+        blank=True,
+        help_text='arXiv categories separated by spaces, e.g. "cs.CL cs.LG": right after each '
+        "announcement, every paper arXiv announces in them is stored (new papers, cross-lists, and "
+        "new versions of papers already here). Empty: the query alone, on its interval.",
+    )
+    listed_through = models.DateField(
+        "listing read through",
+        null=True,
+        blank=True,
+        help_text="The date of the last announcement whose listing was read.",
+    )
+    # The announcement for which the query, run because the listing was not
+    # out yet, brought new papers: it need not run again until the next one.
+    fallback_through = models.DateField(null=True, blank=True, editable=False)
+    # Papers announced but not yet given by the API ({id: {"version": n,
+    # "kind": k, "announced": ISO date, "since": ISO moment}}), asked again at
+    # every check until they come or LISTING_AWAIT_HOURS pass.
+    awaiting = models.JSONField(default=dict, blank=True, editable=False)
     last_success_at = models.DateTimeField(
         null=True,
         blank=True,
@@ -54,6 +81,19 @@ class IngestSource(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def listing_category_list(self) -> list[str]:
+        return self.listing_categories.split()
+
+    def clean(self) -> None:
+        unknown = [
+            code for code in self.listing_category_list if not LISTING_CATEGORY.fullmatch(code)
+        ]
+        if unknown:
+            raise ValidationError(
+                {"listing_categories": f"Not arXiv categories: {', '.join(unknown)}."}
+            )
+
 
 class IngestRun(models.Model):
     class Kind(models.TextChoices):
@@ -61,6 +101,7 @@ class IngestRun(models.Model):
         SNAPSHOT = "snapshot", "metadata snapshot import"
         OAI = "oai", "OAI-PMH harvest"
         LINKS = "links", "added by link"
+        LISTING = "listing", "arXiv listing feed"
 
     class Status(models.TextChoices):
         RUNNING = "running", "running"

@@ -7,6 +7,7 @@ paper ends up the same whichever way it arrived. Readers yield batches of
 records and Skipped entries; ingest.pipeline stores them.
 """
 
+import dataclasses
 import datetime
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -14,7 +15,8 @@ from dataclasses import dataclass, field
 from pylatexenc.latex2text import LatexNodes2Text
 
 from catalog import arxiv_ids
-from catalog.code_links import CODE_HOSTS, extract_code_urls
+from catalog.code_links import CODE_HOSTS, find_code_links
+from catalog.models import CodeLink
 
 _latex = LatexNodes2Text()
 
@@ -31,10 +33,12 @@ class ArxivRecord:
     comment: str = ""
     journal_ref: str = ""
     doi: str = ""
-    published_at: datetime.datetime | None = None
-    updated_at: datetime.datetime | None = None
-    # Code links the record itself gives (found in abstract and comment).
-    code_urls: tuple[tuple[str, str], ...] = field(default=())  # (url, "abstract"|"comment")
+    published_at: datetime.datetime | None = None  # version 1 submitted
+    updated_at: datetime.datetime | None = None  # this version submitted
+    announced_at: datetime.datetime | None = None  # first announced, where the reader knows
+    # Code links the record itself gives (found in abstract and comment), each
+    # (url, "abstract"|"comment", "official"|"mentioned"): at most one official.
+    code_urls: tuple[tuple[str, str, str], ...] = field(default=())
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,7 @@ def build_record(
     doi: str = "",
     published_at: datetime.datetime | None = None,
     updated_at: datetime.datetime | None = None,
+    announced_at: datetime.datetime | None = None,
 ) -> ArxivRecord:
     """An ArxivRecord from raw arXiv metadata, with its text tidied and code links found.
 
@@ -128,16 +133,23 @@ def build_record(
     parsed = arxiv_ids.split_version(arxiv_id or "")
     if parsed is None:
         raise MalformedEntry(f"not an arXiv id: {arxiv_id!r}")
+    raw_abstract, raw_comment = abstract or "", comment or ""
     title, abstract, comment = collapse(title), collapse(abstract), collapse(comment)
     categories = tuple(dict.fromkeys(code.strip() for code in categories if code and code.strip()))
     missing = [name for name, value in (("title", title), ("categories", categories)) if not value]
     if missing:
         raise MalformedEntry(f"{parsed[0]}: missing {', '.join(missing)}")
-    code_urls: dict[str, str] = {}
-    for text, source in ((abstract, "abstract"), (comment, "comment")):
-        if _may_hold_link(text):
-            for url in extract_code_urls(text):
-                code_urls.setdefault(url, source)
+    # Links are read from the text as written: a line break may fall inside one.
+    code_urls = ()
+    if _may_hold_link(raw_abstract) or _may_hold_link(raw_comment):
+        code_urls = tuple(
+            (
+                link.url,
+                link.source,
+                CodeLink.Kind.OFFICIAL if link.official else CodeLink.Kind.MENTIONED,
+            )
+            for link in find_code_links(abstract=raw_abstract, comment=raw_comment)
+        )
     return ArxivRecord(
         arxiv_id=parsed[0],
         version=version if version is not None else parsed[1],
@@ -151,8 +163,14 @@ def build_record(
         doi=collapse(doi),
         published_at=_utc(published_at),
         updated_at=_utc(updated_at),
-        code_urls=tuple(code_urls.items()),
+        announced_at=_utc(announced_at),
+        code_urls=code_urls,
     )
+
+
+def announced(record: ArxivRecord, *, at: datetime.datetime) -> ArxivRecord:
+    """The record with the moment arXiv first announced it, which only a listing tells."""
+    return dataclasses.replace(record, announced_at=_utc(at))
 
 
 def collapse(text: str | None) -> str:
@@ -171,10 +189,10 @@ def plain_name(name: str) -> str:
 def _may_hold_link(text: str) -> bool:
     """False when text surely has no link: every one found has a scheme or names a
     code host. Most abstracts have neither, and this is far cheaper than looking."""
-    if "://" in text:
+    if "://" in text or "//" in text:
         return True
     lowered = text.lower()
-    return any(host in lowered for host in CODE_HOSTS)
+    return any(host in lowered for host in (*CODE_HOSTS, ".github.io", "www."))
 
 
 def _utc(moment: datetime.datetime | None) -> datetime.datetime | None:

@@ -50,6 +50,7 @@ ARXIV_FIELDS = (
     "published_at",
     "published_precision",
     "updated_at",
+    "announced_at",
     "version",
 )
 EXTRACTED_SOURCES = (CodeLink.Source.ABSTRACT, CodeLink.Source.COMMENT)
@@ -107,7 +108,7 @@ class _Planned:
     values: dict
     author_ids: list[int]
     category_ids: set[int]
-    code_urls: dict[str, str]  # url -> source, minus urls a curator already holds
+    code_urls: dict[str, tuple[str, str]]  # url -> (source, kind), minus urls a curator holds
     paper_id: int | None = None  # None: a new paper, until it is inserted
 
 
@@ -356,7 +357,9 @@ def _among(field_name: str, values: Iterable[str]) -> Q:
 def _stored_links(papers: list[Paper]) -> dict[int, list[CodeLink]]:
     links: dict[int, list[CodeLink]] = {}
     if papers:
-        for link in CodeLink.objects.filter(paper__in=papers).only("paper_id", "url", "source"):
+        for link in CodeLink.objects.filter(paper__in=papers).only(
+            "paper_id", "url", "source", "kind"
+        ):
             links.setdefault(link.paper_id, []).append(link)
     return links
 
@@ -379,8 +382,10 @@ def _stored_category_ids(papers: list[Paper]) -> dict[int, set[int]]:
     return category_ids
 
 
-def _extracted_links(links: list[CodeLink]) -> dict[str, str]:
-    return {link.url: link.source for link in links if link.source in EXTRACTED_SOURCES}
+def _extracted_links(links: list[CodeLink]) -> dict[str, tuple[str, str]]:
+    return {
+        link.url: (link.source, link.kind) for link in links if link.source in EXTRACTED_SOURCES
+    }
 
 
 def _plan(
@@ -421,6 +426,10 @@ def _plan(
         if record.published_at or paper is None
         else paper.published_precision,
         "updated_at": _merged_moment(record.updated_at, paper and paper.updated_at),
+        # The first announcement stays: a later listing announces a new version.
+        "announced_at": min(
+            (m for m in (record.announced_at, paper and paper.announced_at) if m), default=None
+        ),
         "version": _merged_version(record, paper),
     }
     return _Planned(
@@ -428,7 +437,11 @@ def _plan(
         values=values,
         author_ids=[pk for pk, _ in ordered_authors],
         category_ids=category_ids,
-        code_urls={url: src for url, src in record.code_urls if url not in kept_elsewhere},
+        code_urls={
+            url: (source, kind)
+            for url, source, kind in record.code_urls
+            if url not in kept_elsewhere
+        },
         paper_id=paper and paper.pk,
     )
 
@@ -513,7 +526,7 @@ def _replace_related(
         for link in links.get(p.paper_id, []):
             if link.source not in EXTRACTED_SOURCES:
                 continue
-            if p.code_urls.get(link.url) == link.source:
+            if p.code_urls.get(link.url) == (link.source, link.kind):
                 kept_urls.add((p.paper_id, link.url))
             else:
                 stale_link_ids.append(link.pk)
@@ -546,9 +559,9 @@ def _replace_related(
         CodeLink,
         _fields(CodeLink, "paper", "url", "kind", "source", "created_at"),
         (
-            (p.paper_id, url, CodeLink.Kind.OFFICIAL.value, source, now)
+            (p.paper_id, url, kind, source, now)
             for p in written
-            for url, source in p.code_urls.items()
+            for url, (source, kind) in p.code_urls.items()
             if (p.paper_id, url) not in kept_urls
         ),
     )

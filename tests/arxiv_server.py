@@ -1,12 +1,12 @@
-"""A stand-in for the arXiv API on 127.0.0.1 that a test scripts.
+"""A stand-in for the arXiv API and listing feeds on 127.0.0.1 that a test scripts.
 
 It serves recorded arXiv entries (tests/data/arxiv-api/) as the API would for
 sortBy=lastUpdatedDate&sortOrder=descending, paged by start and max_results,
-or, asked with id_list, the entries of those ids (ids it does not hold are
-left out, as arXiv leaves out ids it does not know). It plays the faults a
-test queues, one per request: an HTTP status with its Retry-After, a delay
-past the client's timeout, a connection reset, an empty feed, a truncated
-body or any body at all.
+or for an id_list (the ids it holds, in the order asked); at /rss/<categories>
+it serves the listing feed a test sets (tests/data/listing/ holds recorded
+ones). It plays the faults a test queues, one per request: an HTTP status with
+its Retry-After, a delay past the client's timeout, a connection reset, an
+empty feed, a truncated body or any body at all.
 """
 
 import socket
@@ -27,6 +27,7 @@ from lxml import etree
 from catalog import arxiv_ids
 
 DATA = Path(__file__).parent / "data" / "arxiv-api"
+LISTINGS = Path(__file__).parent / "data" / "listing"
 ATOM = "{http://www.w3.org/2005/Atom}"
 FEED_HEAD = (
     "<?xml version='1.0' encoding='UTF-8'?>\n"
@@ -42,6 +43,10 @@ FEED_HEAD = (
 
 def recorded(name: str) -> bytes:
     return (DATA / name).read_bytes()
+
+
+def recorded_listing(name: str) -> bytes:
+    return (LISTINGS / name).read_bytes()
 
 
 def recorded_entries(name: str = "q_testing_s0_m100.xml") -> list[str]:
@@ -100,11 +105,13 @@ class Request:
     headers: dict[str, str]
     started: float
     finished: float = 0.0
+    path: str = ""
 
 
 class FakeArxiv:
     def __init__(self, entries: Sequence[str]):
         self.serve(entries)
+        self.listing = b""  # the listing feed served for any categories
         self.faults: deque[Fault] = deque()
         self.requests: list[Request] = []
         self.max_concurrent = 0
@@ -118,6 +125,11 @@ class FakeArxiv:
     def url(self) -> str:
         host, port = self._server.server_address
         return f"http://{host}:{port}/api/query"
+
+    @property
+    def listing_url(self) -> str:
+        host, port = self._server.server_address
+        return f"http://{host}:{port}/rss/{{categories}}"
 
     def serve(self, entries: Sequence[str]) -> None:
         # The API sorts by lastUpdatedDate descending; ISO timestamps sort as text.
@@ -139,9 +151,9 @@ class FakeArxiv:
         size = int(params.get("max_results", 10))
         entries = self.entries
         if params.get("id_list"):
-            by_id = {entry_id(entry): entry for entry in self.entries}
+            held = {entry_id(entry): entry for entry in self.entries}
             wanted = [arxiv_ids.normalize(raw) for raw in params["id_list"].split(",")]
-            entries = [by_id[arxiv_id] for arxiv_id in wanted if arxiv_id in by_id]
+            entries = [held[arxiv_id] for arxiv_id in wanted if arxiv_id in held]
         return feed(entries[start : start + size], total=len(entries), start=start)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -150,7 +162,12 @@ class FakeArxiv:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 params = {k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()}
-                request = Request(params, dict(self.headers), started=time.monotonic())
+                request = Request(
+                    params,
+                    dict(self.headers),
+                    started=time.monotonic(),
+                    path=urlsplit(self.path).path,
+                )
                 with fake._lock:
                     fake.requests.append(request)
                     fake._concurrent += 1
@@ -174,8 +191,11 @@ class FakeArxiv:
                     self.close_connection = True
                     self.connection.close()
                     return
+                is_listing = urlsplit(self.path).path.startswith("/rss/")
                 if fault.body is not None:
                     body = fault.body
+                elif is_listing:
+                    body = fake.listing
                 elif fault.empty:
                     body = feed([], total=len(fake.entries), start=int(params.get("start", 0)))
                 else:
@@ -183,7 +203,8 @@ class FakeArxiv:
                 if fault.truncate:
                     body = body[: len(body) // 2]
                 self.send_response(fault.status)
-                self.send_header("Content-Type", "application/atom+xml; charset=utf-8")
+                content_type = "application/rss+xml" if is_listing else "application/atom+xml"
+                self.send_header("Content-Type", f"{content_type}; charset=utf-8")
                 self.send_header("Content-Length", str(len(body)))
                 for name, value in fault.headers.items():
                     self.send_header(name, value)
@@ -211,6 +232,7 @@ def fake_arxiv_fixture(settings) -> Iterator[FakeArxiv]:
     and to wait and retry briefly, so fault tests take a fraction of a second."""
     with running(recorded_entries()) as server:
         settings.ARXIV_API_URL = server.url
+        settings.ARXIV_LISTING_URL = server.listing_url
         settings.ARXIV_PAGE_SIZE = 10
         settings.ARXIV_DELAY_SECONDS = 0
         settings.ARXIV_REQUEST_TIMEOUT = 0.5

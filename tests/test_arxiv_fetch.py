@@ -108,9 +108,10 @@ def test_code_links_are_read_from_abstract_and_comment(fake_arxiv):
 
     record = fetch(max_results=1)[0]
 
+    # One link is the official one; the others are kept as mentioned in the text.
     assert record.code_urls == (
-        ("https://github.com/example/tester", "abstract"),
-        ("https://huggingface.co/datasets/ex/tests", "comment"),
+        ("https://github.com/example/tester", "abstract", "official"),
+        ("https://huggingface.co/datasets/ex/tests", "comment", "mentioned"),
     )
 
 

@@ -156,7 +156,7 @@ def test_every_reader_stores_the_paper_the_same(
         "published_on": datetime.date(2024, 1, 17),
         "code_links": [
             ("https://github.com/lab/tool", "official", "abstract"),
-            ("https://huggingface.co/datasets/lab/data", "official", "comment"),
+            ("https://huggingface.co/datasets/lab/data", "mentioned", "comment"),
         ],
         "tags": ["tool-use"],
     }

@@ -126,9 +126,16 @@ def test_from_and_to_are_inclusive_days(client):
 def test_has_code_filter(client):
     with_code = PaperFactory()
     CodeLinkFactory(paper=with_code)
+    community = PaperFactory()
+    CodeLinkFactory(paper=community, kind="community", source="other")
+    # A link the abstract only mentions (a leaderboard, a video) is no code of the paper's.
+    mentioned = PaperFactory()
+    CodeLinkFactory(paper=mentioned, kind="mentioned", source="abstract")
     PaperFactory()
 
-    assert listed_titles(client.get("/?has_code=1")) == [with_code.title]
+    assert sorted(listed_titles(client.get("/?has_code=1"))) == sorted(
+        [with_code.title, community.title]
+    )
 
 
 def test_search_ranks_title_matches_first_when_sorting_by_relevance(client):

@@ -236,7 +236,7 @@ def test_code_links_are_found_in_any_spelling(abstract, links):
         categories=["cs.SE"],
     )
 
-    assert [url for url, _ in record.code_urls] == links
+    assert [url for url, _, _ in record.code_urls] == links
 
 
 @pytest.mark.django_db(transaction=True)

@@ -27,7 +27,7 @@ def make_record(n: int = 1, **overrides) -> ArxivRecord:
         "comment": "12 pages",
         "published_at": PUBLISHED,
         "updated_at": PUBLISHED,
-        "code_urls": (("https://github.com/lab/reasoner", "abstract"),),
+        "code_urls": (("https://github.com/lab/reasoner", "abstract", "official"),),
     }
     fields.update(overrides)
     return ArxivRecord(**fields)
@@ -83,7 +83,7 @@ def test_new_version_refreshes_arxiv_fields_and_keeps_curation():
         categories=("cs.CL", "cs.AI"),
         journal_ref="ACL 2025",
         updated_at=PUBLISHED + datetime.timedelta(days=9),
-        code_urls=(("https://github.com/lab/reasoner-v2", "comment"),),
+        code_urls=(("https://github.com/lab/reasoner-v2", "comment", "official"),),
     )
 
     result = upsert_records([revised])
