@@ -35,8 +35,9 @@ test: $(VENV)/.installed $(CHROMIUM)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest
-	# The embedded default: the demo must also come up on a bare SQLite file.
-	DATABASE_URL=sqlite:///$(CURDIR)/.smoke.sqlite3 $(BIN)/pytest tests/test_demo_smoke.py
+	# The embedded default: the demo must also come up on a bare SQLite file,
+	# and search there must find what it finds on PostgreSQL.
+	DATABASE_URL=sqlite:///$(CURDIR)/.smoke.sqlite3 $(BIN)/pytest tests/test_demo_smoke.py tests/test_search.py
 	rm -f .smoke.sqlite3
 
 lint: $(VENV)/.installed

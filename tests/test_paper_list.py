@@ -131,55 +131,6 @@ def test_has_code_filter(client):
     assert listed_titles(client.get("/?has_code=1")) == [with_code.title]
 
 
-def test_search_ranks_title_matches_first_when_sorting_by_relevance(client):
-    PaperFactory(
-        title="A survey of protein folding",
-        abstract="Verifier models appear once here.",
-        published_at=days_ago(1),
-    )
-    PaperFactory(
-        title="Verifier training with verifier feedback",
-        abstract="We train a verifier.",
-        published_at=days_ago(30),
-    )
-    PaperFactory(title="Unrelated", abstract="Nothing to see.")
-
-    newest = listed_titles(client.get("/?q=verifier"))
-    relevant = listed_titles(client.get("/?q=verifier&sort=relevance"))
-
-    assert newest == ["A survey of protein folding", "Verifier training with verifier feedback"]
-    assert relevant == ["Verifier training with verifier feedback", "A survey of protein folding"]
-
-
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="ranking is PostgreSQL's")
-def test_relevance_ranks_only_the_newest_matches_and_says_so(client, settings):
-    settings.SEARCH_RELEVANCE_CANDIDATES = 2
-    PaperFactory(title="Verifier verifier verifier", published_at=days_ago(40))
-    PaperFactory(title="Once", abstract="A verifier.", published_at=days_ago(2))
-    PaperFactory(title="Verifier feedback", published_at=days_ago(1))
-
-    response = client.get("/?q=verifier&sort=relevance")
-
-    assert listed_titles(response) == ["Verifier feedback", "Once"]
-    assert "Most relevant among the newest 2 matches." in response.content.decode()
-    assert "Most relevant" not in client.get("/?q=verifier").content.decode()
-    settings.SEARCH_RELEVANCE_CANDIDATES = 5
-    uncapped = client.get("/?q=verifier&sort=relevance")
-    assert listed_titles(uncapped)[0] == "Verifier verifier verifier"
-    assert "Most relevant" not in uncapped.content.decode()
-
-
-def test_search_supports_websearch_syntax_and_authors(client):
-    PaperFactory(title="Graph neural networks for molecules", authors=["Ada Lovelace"])
-    PaperFactory(title="Neural networks on a graph", authors=["Alan Turing"])
-
-    phrase = listed_titles(client.get('/?q="graph neural"'))
-    assert phrase == ["Graph neural networks for molecules"]
-    excluded = listed_titles(client.get("/?q=graph -lovelace"))
-    assert excluded == ["Neural networks on a graph"]
-    assert listed_titles(client.get("/?q=turing")) == ["Neural networks on a graph"]
-
-
 def test_filters_combine_and_each_chip_removes_only_itself(client):
     tag = TagFactory(name="Agents")
     match = PaperFactory(title="Agents that reason", tags=[tag], published_at=days_ago(2))
