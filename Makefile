@@ -7,6 +7,8 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 
 export DEBUG ?= 1
+# Links in mail (digests) point where `make run` serves; set SITE_ROOT to override.
+export SITE_ROOT ?= http://$(if $(filter 0.0.0.0,$(HOST)),127.0.0.1,$(HOST)):$(PORT)
 
 .PHONY: run test lint format migrate demo worker beat clean bench-import bench
 
@@ -19,7 +21,12 @@ $(VENV)/.installed: $(BIN)/python requirements.txt requirements-dev.txt
 	$(BIN)/pip install --quiet -r requirements-dev.txt
 	touch $@
 
-run: $(VENV)/.installed
+# Commands typed in another shell (manage.py createsuperuser, send_digests...) read
+# .env: `make run` writes one for development on first use and never changes it.
+.env:
+	printf '# Development settings, written by `make run`. Production sets DEBUG=0 and SECRET_KEY.\nDEBUG=1\nSITE_ROOT=%s\n' "$(SITE_ROOT)" > $@
+
+run: $(VENV)/.installed .env
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
