@@ -3,6 +3,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
 from django.db.models import Count, Exists, OuterRef, QuerySet
 from django.http import HttpRequest
+from django.utils.translation import ngettext
 
 from catalog import arxiv_ids, services
 from catalog.enrichment.admin_actions import SUMMARY_ACTIONS, CuratorSummaryForm
@@ -238,24 +239,36 @@ class PaperAdmin(admin.ModelAdmin):
         tag = self._chosen_tag(request)
         if tag is not None:
             added = services.add_tag(queryset, tag)
-            self.message_user(request, f"Tagged {added} papers with {tag}.", messages.SUCCESS)
+            message = ngettext(
+                "Tagged %(count)d paper with %(tag)s.",
+                "Tagged %(count)d papers with %(tag)s.",
+                added,
+            )
+            self.message_user(request, message % {"count": added, "tag": tag}, messages.SUCCESS)
 
     @admin.action(description="Remove the chosen tag from selected papers")
     def remove_tag(self, request: HttpRequest, queryset: QuerySet[Paper]) -> None:
         tag = self._chosen_tag(request)
         if tag is not None:
             removed = services.remove_tag(queryset, tag)
-            self.message_user(request, f"Removed {tag} from {removed} papers.", messages.SUCCESS)
+            message = ngettext(
+                "Removed %(tag)s from %(count)d paper.",
+                "Removed %(tag)s from %(count)d papers.",
+                removed,
+            )
+            self.message_user(request, message % {"count": removed, "tag": tag}, messages.SUCCESS)
 
     @admin.action(description="Hide selected papers")
     def hide(self, request: HttpRequest, queryset: QuerySet[Paper]) -> None:
         count = queryset.update(is_visible=False)
-        self.message_user(request, f"Hid {count} papers.", messages.SUCCESS)
+        message = ngettext("Hid %(count)d paper.", "Hid %(count)d papers.", count)
+        self.message_user(request, message % {"count": count}, messages.SUCCESS)
 
     @admin.action(description="Show selected papers")
     def show(self, request: HttpRequest, queryset: QuerySet[Paper]) -> None:
         count = queryset.update(is_visible=True)
-        self.message_user(request, f"Made {count} papers visible.", messages.SUCCESS)
+        message = ngettext("Made %(count)d paper visible.", "Made %(count)d papers visible.", count)
+        self.message_user(request, message % {"count": count}, messages.SUCCESS)
 
 
 @admin.register(Tag)
