@@ -1,6 +1,7 @@
 """arXiv identifiers: parsing, normalising and the links derived from them."""
 
 import re
+from urllib.parse import urlsplit
 
 from django.conf import settings
 
@@ -42,3 +43,18 @@ def pdf_url(arxiv_id: str) -> str:
 
 def community_url(arxiv_id: str) -> str:
     return settings.PAPER_COMMUNITY_URL.format(id=arxiv_id)
+
+
+# Links are labelled by where they go: known sites by name, others by host.
+SITE_NAMES = {
+    "huggingface.co": "Hugging Face",
+    "paperswithcode.com": "Papers with Code",
+    "alphaxiv.org": "alphaXiv",
+    "semanticscholar.org": "Semantic Scholar",
+    "scholar.google.com": "Google Scholar",
+}
+
+
+def community_label() -> str:
+    host = (urlsplit(settings.PAPER_COMMUNITY_URL).hostname or "").removeprefix("www.")
+    return SITE_NAMES.get(host, host)

@@ -11,5 +11,4 @@ urlpatterns = [
     path("tags/<slug:slug>/", views.tag_detail, name="tag"),
     path("categories/", views.category_index, name="category_index"),
     path("categories/<str:code>/", views.category_detail, name="category"),
-    path("healthz", views.healthz, name="healthz"),
 ]

@@ -1,7 +1,6 @@
 import datetime
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from catalog.models import Paper, PaperImage
@@ -56,12 +55,36 @@ def test_entry_shows_id_code_community_link_authors_tags_and_abstract(client):
 
     assert "arXiv:2505.15034" in html
     assert 'href="https://github.com/kaiwenzha/rl-tango"' in html
-    assert 'href="https://huggingface.co/papers/2505.15034"' in html
+    assert 'href="https://huggingface.co/papers/2505.15034" rel="noopener">Hugging Face</a>' in html
     assert 'href="/papers/2505.15034/"' in html
     assert "Kaiwen Zha, Zhengqi Gao, Maohao Shen, Zhang-Wei Hong et al." in html
     assert "Duane Boning" not in html
     assert 'href="/tags/r1-reasoning/"' in html
-    assert 'class="abstract-toggle"' in html
+    assert paper.abstract in html
+
+
+def test_links_are_labelled_by_where_they_go(client, settings):
+    PaperFactory(arxiv_id="2505.15034")
+    settings.PAPER_COMMUNITY_URL = "https://www.alphaxiv.org/abs/{id}"
+    html = client.get("/").content.decode()
+    assert 'href="https://www.alphaxiv.org/abs/2505.15034" rel="noopener">alphaXiv</a>' in html
+
+    settings.PAPER_COMMUNITY_URL = "https://papers.example.org/{id}"
+    link = 'href="https://papers.example.org/2505.15034" rel="noopener">papers.example.org</a>'
+    html = client.get("/").content.decode()
+    assert link in html
+    assert "Papers with Code" not in html
+
+
+def test_only_long_abstracts_are_cut_with_a_switch_to_read_them_whole(client):
+    long = PaperFactory(abstract="A sentence about reasoning. " * 20)
+    short = PaperFactory(abstract="One short sentence.")
+
+    html = client.get("/").content.decode()
+
+    assert f'id="abstract-toggle-{long.pk}"' in html
+    assert f'id="abstract-toggle-{short.pk}"' not in html
+    assert html.count('class="abstract clamped"') == 1
 
 
 def test_hidden_and_merged_papers_are_not_listed(client):
