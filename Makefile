@@ -75,10 +75,15 @@ bench: $(VENV)/.installed $(WRK)
 clean:
 	rm -rf $(VENV) db.sqlite3 .smoke.sqlite3 staticfiles
 
-.PHONY: e2e reliability load audit
+.PHONY: e2e reliability load audit lighthouse
 # The browser tests alone; they also run in `make test`.
 e2e: $(VENV)/.installed $(CHROMIUM)
 	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest tests/e2e
+
+# Lighthouse scores of the demo under gunicorn with production settings (see BENCHMARKS.md);
+# Lighthouse 12 comes from npm through npx, and audits in Debian's Chromium.
+lighthouse: $(VENV)/.installed $(CHROMIUM)
+	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} CHROME_PATH=$(CHROMIUM) $(BIN)/python -m bench.lighthouse --runs 3
 
 # The fault tests (also in `make test`) and the load test; see RELIABILITY.md.
 reliability: $(VENV)/.installed load

@@ -1,5 +1,8 @@
+from functools import cache
+
 from django import template
 from django.core.files.storage import default_storage
+from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.safestring import SafeString, mark_safe
 
@@ -47,3 +50,11 @@ def language_label(code: str) -> str:
 def page_url(context, number: int) -> str:
     query = context.get("query_without_page", "")
     return f"?{query}&page={number}" if query else f"?page={number}"
+
+
+@register.simple_tag
+@cache
+def icon(name: str) -> SafeString:
+    """An inline SVG icon from templates/icons/, read once per process (an include
+    per icon cost each list entry a template render)."""
+    return mark_safe(render_to_string(f"icons/{name}.svg"))  # noqa: S308 - the site's own files

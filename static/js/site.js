@@ -30,14 +30,25 @@ function setUpCopyButtons() {
 }
 
 // A long abstract is cut to a few lines; its switch stays only where it is really cut.
+// Each is measured as it comes into view: measuring all at load would lay out the
+// whole page at once.
 function setUpAbstracts() {
-  for (const abstract of document.querySelectorAll(".abstract.clamped")) {
-    if (abstract.scrollHeight > abstract.clientHeight + 2) continue;
-    const box = abstract.parentElement;
-    for (const control of box.querySelectorAll(".abstract-toggle, .abstract-expand")) {
+  const hideSwitchIfWhole = (abstract) => {
+    if (abstract.scrollHeight > abstract.clientHeight + 2) return;
+    for (const control of abstract.parentElement.querySelectorAll(".abstract-toggle, .abstract-expand")) {
       control.hidden = true;
     }
-  }
+  };
+  const abstracts = document.querySelectorAll(".abstract.clamped");
+  if (!("IntersectionObserver" in window)) return abstracts.forEach(hideSwitchIfWhole);
+  const observer = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      if (!entry.isIntersecting) continue;
+      observer.unobserve(entry.target);
+      hideSwitchIfWhole(entry.target);
+    }
+  });
+  abstracts.forEach((abstract) => observer.observe(abstract));
 }
 
 // Light or dark: the reader's choice is kept in this browser; until then the system's.
@@ -292,33 +303,71 @@ function setUpShortcuts() {
   });
 }
 
-// Math is sent as TeX; KaTeX (served from this site) typesets it where there is any.
-let katexLoaded;
+// Math is sent as TeX. KaTeX (served from this site) typesets each piece in a
+// worker (static/js/katex-worker.js) as it nears the screen; the page builds the
+// result, styles set through the CSSOM, which the Content-Security-Policy allows.
+let mathWorker;
+const waitingPieces = new Map();
+let nextPiece = 0;
+
+function startMathWorker() {
+  const style = document.createElement("link");
+  style.rel = "stylesheet";
+  style.href = siteScript.dataset.katexStyle;
+  document.head.append(style);
+  mathWorker = new Worker(siteScript.dataset.katexWorker);
+  mathWorker.onmessage = ({ data }) => {
+    const piece = waitingPieces.get(data.id);
+    waitingPieces.delete(data.id);
+    if (!piece || !data.node) return; // TeX KaTeX cannot read stays as written
+    piece.replaceChildren(buildTypeset(data.node));
+    piece.classList.add("is-typeset");
+  };
+}
+
+function buildTypeset(node) {
+  if (node.kind === "text") return document.createTextNode(node.text);
+  const element =
+    node.kind === "fragment"
+      ? document.createDocumentFragment()
+      : node.namespace
+        ? document.createElementNS(node.namespace, node.tag)
+        : document.createElement(node.tag);
+  if (node.className) element.setAttribute("class", node.className);
+  for (const [name, value] of Object.entries(node.attributes)) {
+    if (name === "style") element.style.cssText = value;
+    else element.setAttribute(name, value);
+  }
+  for (const [name, value] of Object.entries(node.style)) element.style[name] = value;
+  for (const child of node.children) element.append(buildTypeset(child));
+  return element;
+}
+
+function typeset(piece) {
+  if (!mathWorker) startMathWorker();
+  const id = nextPiece++;
+  waitingPieces.set(id, piece);
+  mathWorker.postMessage({
+    katexScript: new URL(siteScript.dataset.katexScript, location.href).href,
+    id,
+    tex: piece.textContent,
+    display: piece.classList.contains("math-display"),
+  });
+}
+
 function typesetMath(root) {
-  const pieces = [...root.querySelectorAll(".math:not(.is-typeset)")];
-  if (!pieces.length || !siteScript) return;
-  katexLoaded ||= new Promise((resolve, reject) => {
-    const style = document.createElement("link");
-    style.rel = "stylesheet";
-    style.href = siteScript.dataset.katexStyle;
-    document.head.append(style);
-    const script = document.createElement("script");
-    script.src = siteScript.dataset.katexScript;
-    script.onload = resolve;
-    script.onerror = reject;
-    document.head.append(script);
-  });
-  katexLoaded.then(() => {
-    for (const piece of pieces) {
-      try {
-        window.katex.render(piece.textContent, piece, {
-          displayMode: piece.classList.contains("math-display"),
-          throwOnError: true,
-        });
-        piece.classList.add("is-typeset");
-      } catch (error) {
-        // TeX KaTeX cannot read stays as written.
+  const pieces = root.querySelectorAll(".math:not(.is-typeset)");
+  if (!pieces.length || !siteScript || !window.Worker) return;
+  if (!("IntersectionObserver" in window)) return pieces.forEach(typeset);
+  const observer = new IntersectionObserver(
+    (entries) => {
+      for (const entry of entries) {
+        if (!entry.isIntersecting) continue;
+        observer.unobserve(entry.target);
+        typeset(entry.target);
       }
-    }
-  });
+    },
+    { rootMargin: "600px 0px" },
+  );
+  pieces.forEach((piece) => observer.observe(piece));
 }
