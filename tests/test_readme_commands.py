@@ -62,6 +62,7 @@ def test_manage_py_commands_work_in_a_new_shell(fresh_clone):
         ["load_demo"],
         ["createsuperuser", "--noinput", "--username", "curator", "--email", "c@example.com"],
         ["send_digests", "--dry-run"],
+        ["summarize", "--paper", "2505.15034"],
         ["check"],
     ):
         result = run(fresh_clone, *args, extra={"DJANGO_SUPERUSER_PASSWORD": "a long passphrase"})
@@ -75,3 +76,16 @@ def test_without_the_development_env_file_a_key_is_still_required(fresh_clone):
 
     assert result.returncode != 0
     assert "Set SECRET_KEY" in result.stderr
+
+
+def test_mail_links_where_make_run_serves(tmp_path):
+    clone = tmp_path / "elsewhere"
+    clone.mkdir()
+    shutil.copy(PROJECT / "Makefile", clone / "Makefile")
+    env = {**new_shell(), "PATH": os.environ["PATH"]}
+
+    subprocess.run(
+        ["make", "--no-print-directory", ".env", "PORT=8123"], cwd=clone, env=env, check=True
+    )
+
+    assert "SITE_ROOT=http://127.0.0.1:8123" in (clone / ".env").read_text().splitlines()
