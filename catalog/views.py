@@ -101,7 +101,7 @@ def wider_period(paper_filter: PaperFilter, *, papers: QuerySet[Paper]) -> dict 
         params.pop(name, None)
     newest = newest_listed_at(filter_papers(params, papers=papers).qs)
     if newest is None:
-        return {"newest": None, "query": params.urlencode(), "label": _("Any time")}
+        return None  # no wider period would find anything either
     age = timezone.now() - newest
     choices = dict(paper_filter.form.fields["period"].choices)
     wider = next(
@@ -210,7 +210,8 @@ def robots_txt(request: HttpRequest) -> HttpResponse:
 @require_safe
 def favicon(request: HttpRequest) -> FileResponse:
     # Browsers and feed readers ask for /favicon.ico whatever the page links.
-    response = FileResponse(open(finders.find("favicon.ico"), "rb"), content_type="image/x-icon")  # noqa: SIM115 - FileResponse closes it
+    icon = open(finders.find("favicon.ico"), "rb")  # noqa: SIM115 - FileResponse closes it
+    response = FileResponse(icon, content_type="image/x-icon")
     response["Cache-Control"] = f"public, max-age={SITE_FILE_MAX_AGE}"
     return response
 
