@@ -7,6 +7,8 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 
 export DEBUG ?= 1
+# Links in mail (digests) point where `make run` serves; set SITE_ROOT to override.
+export SITE_ROOT ?= http://$(if $(filter 0.0.0.0,$(HOST)),127.0.0.1,$(HOST)):$(PORT)
 
 .PHONY: run test lint format lock migrate demo worker beat clean bench-import bench profile
 .PHONY: bench-freshness bench-code-links
@@ -34,7 +36,12 @@ lock: $(VENV)/.installed
 	$(PIP_COMPILE) --constraint requirements.lock --output-file requirements-dev.lock \
 	  requirements-dev.txt
 
-run: $(VENV)/.installed
+# Commands typed in another shell (manage.py createsuperuser, send_digests...) read
+# .env: `make run` writes one for development on first use and never changes it.
+.env:
+	printf '# Development settings, written by `make run`. Production sets DEBUG=0 and SECRET_KEY.\nDEBUG=1\nSITE_ROOT=%s\n' "$(SITE_ROOT)" > $@
+
+run: $(VENV)/.installed .env
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
@@ -50,8 +57,9 @@ test: $(VENV)/.installed $(CHROMIUM)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest
-	# The embedded default: the demo must also come up on a bare SQLite file.
-	DATABASE_URL=sqlite:///$(CURDIR)/.smoke.sqlite3 $(BIN)/pytest tests/test_demo_smoke.py
+	# The embedded default: the demo must also come up on a bare SQLite file,
+	# and search there must find what it finds on PostgreSQL.
+	DATABASE_URL=sqlite:///$(CURDIR)/.smoke.sqlite3 $(BIN)/pytest tests/test_demo_smoke.py tests/test_search.py
 	rm -f .smoke.sqlite3
 
 lint: $(VENV)/.installed
@@ -99,10 +107,15 @@ profile: $(VENV)/.installed
 clean:
 	rm -rf $(VENV) db.sqlite3 .smoke.sqlite3 staticfiles
 
-.PHONY: e2e reliability load audit
+.PHONY: e2e reliability load audit lighthouse
 # The browser tests alone; they also run in `make test`.
 e2e: $(VENV)/.installed $(CHROMIUM)
 	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest tests/e2e
+
+# Lighthouse scores of the demo under gunicorn with production settings (see BENCHMARKS.md);
+# Lighthouse 12 comes from npm through npx, and audits in Debian's Chromium.
+lighthouse: $(VENV)/.installed $(CHROMIUM)
+	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} CHROME_PATH=$(CHROMIUM) $(BIN)/python -m bench.lighthouse --runs 3
 
 # The fault tests (also in `make test`) and the load test; see RELIABILITY.md.
 reliability: $(VENV)/.installed load

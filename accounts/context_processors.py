@@ -15,8 +15,9 @@ class ReaderState:
 
 
 def reader(request: HttpRequest) -> dict:
-    user = request.user
-    if not user.is_authenticated:
+    # An error page for a request refused before authentication (a bad Host) has no user.
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
         return {"subscribed": ReaderState(), "saved_paper_ids": frozenset()}
     # Both come from one query, made when a template first asks for either.
     ids = SimpleLazyObject(lambda: selectors.reader_ids(user=user))

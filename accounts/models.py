@@ -1,6 +1,7 @@
 import secrets
 
 from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -173,3 +174,8 @@ class Suggestion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user}: {self.suggested_paper}"
+
+
+def reader_name(user: AbstractBaseUser) -> str:
+    """How the site names a reader to them: the address they signed up with."""
+    return user.email or user.get_username()

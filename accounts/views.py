@@ -11,7 +11,7 @@ from django.views import i18n
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts import selectors, services, suggestions
+from accounts import selectors, services, suggestions, toggles
 from accounts.forms import DigestSettingsForm, SuggestionForm
 from accounts.middleware import READER_LANGUAGE_SESSION_KEY
 from catalog.views import render_paper_list
@@ -29,12 +29,12 @@ def set_language(request: HttpRequest) -> HttpResponse:
     return response
 
 
-def _button_response(
-    request: HttpRequest, *, fragment: str, context: dict, fallback_url: str
+def _toggle_response(
+    request: HttpRequest, *, template: str, context: dict, fallback_url: str
 ) -> HttpResponse:
-    """HTMX swaps in the re-rendered button; a plain form post goes back where it came from."""
+    """HTMX swaps in the re-rendered toggle; a plain form post goes back where it came from."""
     if request.headers.get("HX-Request"):
-        return render(request, fragment, context)
+        return render(request, template, context)
     next_url = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(
         next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
@@ -54,10 +54,15 @@ def change_subscription(request: HttpRequest, kind: str, key: str, subscribe: bo
         services.subscribe(user=request.user, target=target)
     else:
         services.unsubscribe(user=request.user, target=target)
-    return _button_response(
+    return _toggle_response(
         request,
-        fragment="accounts/subscribe_button_fragment.html",
-        context={"target": target, "style": request.POST.get("style", "")},
+        template=toggles.SUBSCRIBE_TEMPLATE,
+        context=toggles.subscribe_context(
+            request=request,
+            target=target,
+            is_subscribed=subscribe,
+            look=request.POST.get("look", "button"),
+        ),
         fallback_url=target.get_absolute_url(),
     )
 
@@ -72,10 +77,10 @@ def change_saved(request: HttpRequest, paper_id: int, save: bool) -> HttpRespons
         services.save_paper(user=request.user, paper=paper)
     else:
         services.unsave_paper(user=request.user, paper=paper)
-    return _button_response(
+    return _toggle_response(
         request,
-        fragment="accounts/save_button_fragment.html",
-        context={"paper": paper},
+        template=toggles.SAVE_TEMPLATE,
+        context=toggles.save_context(request=request, paper=paper, is_saved=save),
         fallback_url=paper.get_absolute_url(),
     )
 

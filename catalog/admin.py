@@ -6,6 +6,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.db.models import Count, Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
+from django.utils.translation import ngettext
 
 from catalog import arxiv_ids, curation, services
 from catalog.models import (
@@ -349,27 +350,37 @@ class PaperAdmin(admin.ModelAdmin):
     def add_tag(self, request: HttpRequest, queryset: QuerySet[Paper]) -> None:
         tag = self._chosen_tag(request)
         if tag is not None:
-            added = curation.add_tags(queryset, [tag], by=request.user)
-            self.message_user(request, f"Tagged {len(added)} papers with {tag}.", messages.SUCCESS)
+            added = len(curation.add_tags(queryset, [tag], by=request.user))
+            message = ngettext(
+                "Tagged %(count)d paper with %(tag)s.",
+                "Tagged %(count)d papers with %(tag)s.",
+                added,
+            )
+            self.message_user(request, message % {"count": added, "tag": tag}, messages.SUCCESS)
 
     @admin.action(description="Remove the chosen tag from selected papers", permissions=["tag"])
     def remove_tag(self, request: HttpRequest, queryset: QuerySet[Paper]) -> None:
         tag = self._chosen_tag(request)
         if tag is not None:
-            removed = curation.remove_tag(queryset, tag, by=request.user)
-            self.message_user(
-                request, f"Removed {tag} from {len(removed)} papers.", messages.SUCCESS
+            removed = len(curation.remove_tag(queryset, tag, by=request.user))
+            message = ngettext(
+                "Removed %(tag)s from %(count)d paper.",
+                "Removed %(tag)s from %(count)d papers.",
+                removed,
             )
+            self.message_user(request, message % {"count": removed, "tag": tag}, messages.SUCCESS)
 
     @admin.action(description="Hide selected papers", permissions=["change"])
     def hide(self, request: HttpRequest, queryset: QuerySet[Paper]) -> None:
-        hidden = curation.hide(queryset, by=request.user)
-        self.message_user(request, f"Hid {len(hidden)} papers.", messages.SUCCESS)
+        count = len(curation.hide(queryset, by=request.user))
+        message = ngettext("Hid %(count)d paper.", "Hid %(count)d papers.", count)
+        self.message_user(request, message % {"count": count}, messages.SUCCESS)
 
     @admin.action(description="Show selected papers", permissions=["change"])
     def show(self, request: HttpRequest, queryset: QuerySet[Paper]) -> None:
-        shown = curation.show(queryset, by=request.user)
-        self.message_user(request, f"Made {len(shown)} papers visible.", messages.SUCCESS)
+        count = len(curation.show(queryset, by=request.user))
+        message = ngettext("Made %(count)d paper visible.", "Made %(count)d papers visible.", count)
+        self.message_user(request, message % {"count": count}, messages.SUCCESS)
 
     @admin.action(
         description="Publish the draft summaries of selected papers", permissions=["change"]
@@ -378,7 +389,10 @@ class PaperAdmin(admin.ModelAdmin):
         count = curation.publish_summaries(
             Summary.objects.filter(paper__in=queryset), by=request.user
         )
-        self.message_user(request, f"Published {count} draft summaries.", messages.SUCCESS)
+        message = ngettext(
+            "Published %(count)d draft summary.", "Published %(count)d draft summaries.", count
+        )
+        self.message_user(request, message % {"count": count}, messages.SUCCESS)
 
 
 @admin.register(Tag)

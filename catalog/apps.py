@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class CatalogConfig(AppConfig):
@@ -7,3 +8,6 @@ class CatalogConfig(AppConfig):
 
     def ready(self) -> None:
         from catalog import signals  # noqa: F401
+        from catalog.search import ensure_sqlite_index
+
+        post_migrate.connect(ensure_sqlite_index, sender=self, dispatch_uid="catalog_sqlite_fts")

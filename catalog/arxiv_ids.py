@@ -2,6 +2,7 @@
 
 import re
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from django.conf import settings
 
@@ -172,3 +173,18 @@ def _old_style_is_real(number: str) -> bool:
     yymm = number[:4]
     month = int(yymm[2:])
     return 1 <= month <= 12 and ("9108" <= yymm <= "9912" or "0001" <= yymm <= "0703")
+
+
+# Links are labelled by where they go: known sites by name, others by host.
+SITE_NAMES = {
+    "huggingface.co": "Hugging Face",
+    "paperswithcode.com": "Papers with Code",
+    "alphaxiv.org": "alphaXiv",
+    "semanticscholar.org": "Semantic Scholar",
+    "scholar.google.com": "Google Scholar",
+}
+
+
+def community_label() -> str:
+    host = (urlsplit(settings.PAPER_COMMUNITY_URL).hostname or "").removeprefix("www.")
+    return SITE_NAMES.get(host, host)

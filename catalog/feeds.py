@@ -10,6 +10,7 @@ from django.utils.feedgenerator import Atom1Feed, Rss201rev2Feed, SyndicationFee
 from django.utils.html import escape
 
 from catalog.filters import PaperFilter
+from catalog.latex import latex_to_text
 from catalog.models import Category, Paper, Tag
 from catalog.selectors import feed_items, filter_papers
 
@@ -30,11 +31,12 @@ class PaperFeed(Feed):
         return self.description(obj)
 
     def item_title(self, paper: Paper) -> str:
-        return paper.title
+        return latex_to_text(paper.title)
 
     def item_description(self, paper: Paper) -> str:
-        # Feed readers show the description as HTML; the abstract is plain text.
-        return escape(paper.abstract)
+        # Feed readers show the description as HTML; the abstract is plain text,
+        # its LaTeX made readable (feed readers run no KaTeX).
+        return escape(latex_to_text(paper.abstract))
 
     def item_link(self, paper: Paper) -> str:
         return paper.get_absolute_url()

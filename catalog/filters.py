@@ -7,9 +7,7 @@ import html
 import django_filters
 from django import forms
 from django.conf import settings
-from django.contrib.postgres.search import SearchQuery, SearchRank
-from django.db import connection
-from django.db.models import Exists, F, OuterRef, Q, QuerySet, Value
+from django.db.models import Exists, F, OuterRef, QuerySet, Value
 from django.forms.utils import flatatt
 from django.utils import timezone
 from django.utils.functional import SimpleLazyObject
@@ -19,6 +17,7 @@ from django.utils.translation import gettext_lazy as _
 
 from catalog.cache import cached_read
 from catalog.models import NEWEST_FIRST, Category, Paper, PaperTag, Tag
+from catalog.search import search
 
 PERIOD_DAYS = {"1d": 1, "7d": 7, "30d": 30, "365d": 365}
 MAX_QUERY_LENGTH = 300
@@ -156,23 +155,7 @@ class PaperFilter(django_filters.FilterSet):
 
     def filter_search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         value = value.strip()
-        if not value:
-            return queryset
-        if connection.vendor == "postgresql":
-            query = SearchQuery(value, search_type="websearch", config="english")
-            return queryset.filter(search_document=query).annotate(
-                rank=SearchRank(F("search_document"), query)
-            )
-        # SQLite has no full-text index: every word must appear somewhere.
-        for word in value.split()[:20]:
-            word = word.strip("\"'")
-            if word:
-                queryset = queryset.filter(
-                    Q(title__icontains=word)
-                    | Q(abstract__icontains=word)
-                    | Q(author_names__icontains=word)
-                )
-        return queryset
+        return search(queryset, value) if value else queryset
 
     def filter_noop(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         return queryset
@@ -218,8 +201,7 @@ class PaperFilter(django_filters.FilterSet):
             papers = super().qs
             by_relevance = (
                 self.form.cleaned_data.get("sort") == "relevance"
-                and self.form.cleaned_data.get("q")
-                and connection.vendor == "postgresql"
+                and self.form.cleaned_data.get("q", "").strip()
             )
             if by_relevance:
                 # Rank only the newest matches: ranking reads every match's

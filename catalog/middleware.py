@@ -1,7 +1,40 @@
 from collections.abc import Callable
 
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseNotAllowed,
+    JsonResponse,
+    QueryDict,
+)
 from django.template import loader
+
+from catalog.models import Paper
+
+HEALTH_CHECK_PATH = "/healthz"
+
+
+class HealthCheckMiddleware:
+    """Answer a load balancer's probe of /healthz before any other middleware.
+
+    Probes come over plain HTTP to the instance's own address: placed first, the
+    answer depends on neither the HTTPS redirect nor ALLOWED_HOSTS, only on the
+    database being reachable.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path_info != HEALTH_CHECK_PATH:
+            return self.get_response(request)
+        if request.method not in ("GET", "HEAD"):
+            return HttpResponseNotAllowed(["GET", "HEAD"])
+        Paper.objects.exists()
+        response = JsonResponse({"status": "ok"})
+        response["Cache-Control"] = "no-store"
+        return response
 
 
 class RejectNullBytesMiddleware:

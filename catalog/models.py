@@ -245,6 +245,10 @@ class Paper(models.Model):
         return arxiv_ids.community_url(self.arxiv_id) if self.arxiv_id else ""
 
     @property
+    def community_label(self) -> str:
+        return arxiv_ids.community_label()
+
+    @property
     def published_label(self) -> str:
         if not self.published_at:
             return ""

@@ -1,5 +1,7 @@
 """Reads for the public pages; each owns the joins its page needs."""
 
+import datetime
+
 from django.conf import settings
 from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
 from django.http import QueryDict
@@ -8,7 +10,7 @@ from django.utils import translation
 from catalog.cache import lagging_read
 from catalog.counts import count_categories, count_tags
 from catalog.filters import PaperFilter
-from catalog.models import Category, CodeLink, Paper, PaperImage, Summary, Tag
+from catalog.models import NEWEST_FIRST, Category, CodeLink, Paper, PaperImage, Summary, Tag
 from catalog.tasks import refresh_catalog_counts
 
 FEED_LENGTH = 50
@@ -22,16 +24,23 @@ def filter_papers(params: QueryDict, *, papers: QuerySet[Paper] | None = None) -
 def with_list_related(papers: QuerySet[Paper]) -> QuerySet[Paper]:
     """What a list entry shows, in a fixed number of queries whatever the page size."""
     related = [Prefetch("tags", queryset=Tag.objects.order_by("name"))]
-    if settings.PREVIEW_LIST_THUMBNAILS:
-        first_pages = PaperImage.objects.filter(kind=PaperImage.Kind.FIRST_PAGE, position=0)
-        related.append(Prefetch("images", queryset=first_pages, to_attr="thumbnails"))
-    # An entry links one official repository: a subquery, not a query of its own.
+    # An entry links one official repository and may show its first page: each a
+    # subquery of the page's own query, not a query of its own.
     official_code = CodeLink.objects.filter(paper=OuterRef("pk"), kind=CodeLink.Kind.OFFICIAL)
-    return (
-        papers.select_related("primary_category")
-        .annotate(official_code_url=Subquery(official_code.order_by("id").values("url")[:1]))
-        .prefetch_related(*related)
+    papers = papers.select_related("primary_category").annotate(
+        official_code_url=Subquery(official_code.order_by("id").values("url")[:1])
     )
+    if settings.PREVIEW_LIST_THUMBNAILS:
+        first_page = PaperImage.objects.filter(
+            paper=OuterRef("pk"), kind=PaperImage.Kind.FIRST_PAGE, position=0
+        )
+        papers = papers.annotate(thumbnail=Subquery(first_page.values("image")[:1]))
+    return papers.prefetch_related(*related)
+
+
+def newest_listed_at(papers: QuerySet[Paper]) -> datetime.datetime | None:
+    """When the newest of these papers was listed, or None if there are none."""
+    return papers.order_by(*NEWEST_FIRST).values_list("listed_at", flat=True).first()
 
 
 def paper_for_page(papers: QuerySet[Paper]) -> QuerySet[Paper]:

@@ -12,7 +12,6 @@ urlpatterns = [
     path("tags/<slug:slug>/", views.tag_detail, name="tag"),
     path("categories/", views.category_index, name="category_index"),
     path("categories/<str:code>/", views.category_detail, name="category"),
-    path("healthz", views.healthz, name="healthz"),
     *feed_paths("feeds/latest", feeds.LatestFeed, "latest-feed"),
     *feed_paths("feeds/search", feeds.SearchFeed, "search-feed"),
     *feed_paths("feeds/tags/<slug:slug>", feeds.TagFeed, "tag-feed"),

@@ -1,20 +1,27 @@
+import datetime
+
 from django.conf import settings
+from django.contrib.staticfiles import finders
 from django.core.paginator import EmptyPage, Page
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
-from django.views.decorators.http import require_GET
+from django.views import static
+from django.views.decorators.http import require_GET, require_safe
 
 from catalog import arxiv_ids
 from catalog.cache import cached_for_anonymous
-from catalog.models import Category, Paper, Tag
+from catalog.filters import PERIOD_DAYS, PaperFilter
+from catalog.models import Category, CodeLink, Paper, Tag
 from catalog.pagination import CatalogPaginator
 from catalog.rendering import bibtex
 from catalog.selectors import (
     categories_with_counts,
     filter_papers,
+    newest_listed_at,
     paper_for_page,
     summaries_by_language,
     tags_with_counts,
@@ -22,6 +29,9 @@ from catalog.selectors import (
 )
 
 MAX_PAGE_NUMBER = 10**9
+
+# How long browsers may keep the favicon and uploaded media.
+SITE_FILE_MAX_AGE = 24 * 3600
 
 
 def paginate(items: QuerySet, raw_number: str | None) -> tuple[Page, str]:
@@ -67,10 +77,10 @@ def render_paper_list(
         "page_note": page_note,
         "query_without_page": params.urlencode(),
         "active_filters": paper_filter.active_filters(),
-        "show_advanced": any(k in request.GET for k in ("from", "to", "category", "has_code")),
         # Entries look up thumbnails only when they were fetched: a missing
         # attribute costs the template a dir() of the paper, per entry.
         "list_thumbnails": settings.PREVIEW_LIST_THUMBNAILS,
+        "wider_period": wider_period(paper_filter, papers=papers) if not page else None,
         "relevance_candidates": (
             settings.SEARCH_RELEVANCE_CANDIDATES
             if paper_filter.ranks_newest_only
@@ -80,6 +90,33 @@ def render_paper_list(
     }
     ctx.update(context or {})
     return render(request, template, ctx)
+
+
+def wider_period(paper_filter: PaperFilter, *, papers: QuerySet[Paper]) -> dict | None:
+    """For a period preset that found nothing: the newest paper the other filters
+    find, and the narrowest wider period that holds it (or any time)."""
+    period = paper_filter.form.cleaned_data.get("period") if paper_filter.is_valid() else None
+    if not period:
+        return None
+    params = paper_filter.data.copy()
+    for name in ("period", "page"):
+        params.pop(name, None)
+    newest = newest_listed_at(filter_papers(params, papers=papers).qs)
+    if newest is None:
+        return None  # no wider period would find anything either
+    age = timezone.now() - newest
+    choices = dict(paper_filter.form.fields["period"].choices)
+    wider = next(
+        (
+            key
+            for key, days in PERIOD_DAYS.items()
+            if days > PERIOD_DAYS[period] and age <= datetime.timedelta(days=days)
+        ),
+        None,
+    )
+    if wider:
+        params["period"] = wider
+    return {"newest": newest, "query": params.urlencode(), "label": choices.get(wider or "")}
 
 
 @require_GET
@@ -145,6 +182,9 @@ def paper_by_pk(request: HttpRequest, pk: int) -> HttpResponse:
 def render_paper(request: HttpRequest, paper: Paper) -> HttpResponse:
     ctx = {
         "paper": paper,
+        "official_code": next(
+            (link for link in paper.code_links.all() if link.kind == CodeLink.Kind.OFFICIAL), None
+        ),
         "summary_groups": summaries_by_language(paper.published_summaries),
         "has_machine_text": any(s.is_machine_written for s in paper.published_summaries),
         "bibtex": bibtex(paper),
@@ -152,7 +192,30 @@ def render_paper(request: HttpRequest, paper: Paper) -> HttpResponse:
     return render(request, "catalog/paper_detail.html", ctx)
 
 
-@require_GET
-def healthz(request: HttpRequest) -> JsonResponse:
-    Paper.objects.exists()
-    return JsonResponse({"status": "ok"})
+@require_safe
+def robots_txt(request: HttpRequest) -> HttpResponse:
+    return render(request, "robots.txt", content_type="text/plain; charset=utf-8")
+
+
+@require_safe
+def favicon(request: HttpRequest) -> FileResponse:
+    # Browsers and feed readers ask for /favicon.ico whatever the page links.
+    icon = open(finders.find("favicon.ico"), "rb")  # noqa: SIM115 - FileResponse closes it
+    response = FileResponse(icon, content_type="image/x-icon")
+    response["Cache-Control"] = f"public, max-age={SITE_FILE_MAX_AGE}"
+    return response
+
+
+@require_safe
+def media_file(request: HttpRequest, path: str) -> HttpResponse:
+    """An uploaded file under MEDIA_ROOT (preview images), when no proxy or
+    bucket serves them. Files are never rewritten in place, so they may be cached."""
+    try:
+        response = static.serve(request, path, document_root=settings.MEDIA_ROOT)
+    except OSError as err:
+        # A name no file can have (too long, say) is simply not there.
+        raise Http404("No such file.") from err
+    response["Cache-Control"] = f"public, max-age={SITE_FILE_MAX_AGE}"
+    # Uploads are shown as images, never run as pages of this site.
+    response["Content-Security-Policy"] = "default-src 'none'; img-src 'self'; sandbox"
+    return response

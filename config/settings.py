@@ -48,7 +48,12 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "config.logging.RequestIdMiddleware",
+    # Before the host check and the HTTPS redirect: a load balancer's plain-HTTP
+    # probe is answered whatever the host or scheme.
+    "catalog.middleware.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Pages compressed (with Django's BREACH mitigation); whitenoise compresses static files.
+    "django.middleware.gzip.GZipMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -174,7 +179,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "/static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "staticfiles")
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -186,6 +191,25 @@ STORAGES = {
 }
 MEDIA_URL = "/media/"
 MEDIA_ROOT = env.path("MEDIA_ROOT", default=BASE_DIR / "media")
+# Uploaded media (preview images) go to an S3-compatible bucket when one is named,
+# and otherwise live under MEDIA_ROOT, which the site serves itself at MEDIA_URL
+# unless SERVE_MEDIA is off because a proxy in front serves that folder.
+STORAGE_BUCKET = env("STORAGE_BUCKET", default="")
+if STORAGE_BUCKET:
+    STORAGES["default"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": STORAGE_BUCKET,
+            "endpoint_url": env("STORAGE_ENDPOINT_URL", default=None),
+            "region_name": env("STORAGE_REGION", default=None),
+            "access_key": env("STORAGE_ACCESS_KEY", default=None),
+            "secret_key": env("STORAGE_SECRET_KEY", default=None),
+            "custom_domain": env("STORAGE_CUSTOM_DOMAIN", default=None),
+            "querystring_auth": False,
+            "file_overwrite": False,
+        },
+    }
+SERVE_MEDIA = env.bool("SERVE_MEDIA", default=not STORAGE_BUCKET)
 
 EMAIL_BACKEND = env(
     "EMAIL_BACKEND",
@@ -408,6 +432,9 @@ ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
 ACCOUNT_CHANGE_EMAIL = True
 ACCOUNT_EMAIL_SUBJECT_PREFIX = f"[{SITE_NAME}] "
 ACCOUNT_DEFAULT_HTTP_PROTOCOL = SITE_ROOT.split(":", 1)[0]
+# Readers are named by the address they signed up with, never by the username
+# allauth generates for Django's user table.
+ACCOUNT_USER_DISPLAY = "accounts.models.reader_name"
 # After LOGIN_FAILURES_ALLOWED wrong passwords for one account within
 # LOGIN_LOCKOUT_SECONDS, further attempts are refused until the window passes.
 LOGIN_FAILURES_ALLOWED = env.int("LOGIN_FAILURES_ALLOWED", default=5)
@@ -458,26 +485,10 @@ SUMMARY_AUTO_TAGS = env.list("SUMMARY_AUTO_TAGS", default=[])
 SUMMARY_AUTO_PUBLISH = env.bool("SUMMARY_AUTO_PUBLISH", default=False)
 SUMMARY_RATE_LIMIT = env("SUMMARY_RATE_LIMIT", default="10/m")
 PREVIEW_AUTO = env.bool("PREVIEW_AUTO", default=True)
-# Show each paper's first page as a thumbnail in lists (one more query a page).
-PREVIEW_LIST_THUMBNAILS = env.bool("PREVIEW_LIST_THUMBNAILS", default=False)
+# Show each paper's first page, where it has one, as a thumbnail in lists.
+PREVIEW_LIST_THUMBNAILS = env.bool("PREVIEW_LIST_THUMBNAILS", default=True)
 PREVIEW_MAX_PDF_BYTES = env.int("PREVIEW_MAX_PDF_BYTES", default=40 * 1024 * 1024)
 PREVIEW_TIMEOUT = env.float("PREVIEW_TIMEOUT", default=60.0)
 PREVIEW_PAGE_WIDTH = env.int("PREVIEW_PAGE_WIDTH", default=1000)
 PREVIEW_MAX_FIGURES = env.int("PREVIEW_MAX_FIGURES", default=3)
 PREVIEW_FIGURE_PAGES = env.int("PREVIEW_FIGURE_PAGES", default=4)
-# Uploaded media (preview images) go to an S3-compatible bucket when one is named.
-STORAGE_BUCKET = env("STORAGE_BUCKET", default="")
-if STORAGE_BUCKET:
-    STORAGES["default"] = {
-        "BACKEND": "storages.backends.s3.S3Storage",
-        "OPTIONS": {
-            "bucket_name": STORAGE_BUCKET,
-            "endpoint_url": env("STORAGE_ENDPOINT_URL", default=None),
-            "region_name": env("STORAGE_REGION", default=None),
-            "access_key": env("STORAGE_ACCESS_KEY", default=None),
-            "secret_key": env("STORAGE_SECRET_KEY", default=None),
-            "custom_domain": env("STORAGE_CUSTOM_DOMAIN", default=None),
-            "querystring_auth": False,
-            "file_overwrite": False,
-        },
-    }

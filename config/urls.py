@@ -1,13 +1,19 @@
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 
 from accounts.views import set_language
+from catalog.views import favicon, media_file, robots_txt
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     # The language switch also remembers a logged-in reader's choice.
     path("i18n/setlang/", set_language, name="set_language"),
+    path("robots.txt", robots_txt, name="robots_txt"),
+    path("favicon.ico", favicon, name="favicon"),
     path("accounts/", include("allauth.urls")),
     path("", include("accounts.urls")),
     path("", include("catalog.urls")),
 ]
+if settings.SERVE_MEDIA:
+    urlpatterns.append(path(f"{settings.MEDIA_URL.strip('/')}/<path:path>", media_file))

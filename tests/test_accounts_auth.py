@@ -164,10 +164,13 @@ def test_change_email_takes_effect_once_the_new_address_is_confirmed(client):
     assert EmailAddress.objects.get(user=user, primary=True).email == "new@example.com"
 
 
-def test_account_pages_use_the_site_layout(client):
-    page = client.get("/accounts/login/").content.decode()
-    assert 'class="site-header"' in page
-    assert "Sign In" in page and settings.SITE_NAME in page
+def test_account_pages_use_the_site_layout_and_its_words(client):
+    for path, heading in (("/accounts/login/", "Log in"), ("/accounts/signup/", "Sign up")):
+        page = client.get(path).content.decode()
+        assert 'class="site-header"' in page and settings.SITE_NAME in page
+        assert f"<h1>{heading}</h1>" in page
+        assert 'class="auth-form"' in page
+        assert "Sign In" not in page and "Sign Up" not in page
 
 
 @pytest.mark.slow

@@ -26,8 +26,18 @@ def test_add_tag_action(admin_client):
 
     response = run_action(admin_client, "add_tag", papers[:2], tag=tag.pk)
 
-    assert "Tagged 2 papers" in response.content.decode()
+    assert f"Tagged 2 papers with {tag.name}." in response.content.decode()
     assert set(tag.papers.all()) == set(papers[:2])
+
+    response = run_action(admin_client, "add_tag", papers[2:], tag=tag.pk)
+    assert f"Tagged 1 paper with {tag.name}." in response.content.decode()
+
+
+def test_hide_and_show_actions_count_in_words(admin_client):
+    paper = PaperFactory()
+
+    assert "Hid 1 paper." in run_action(admin_client, "hide", [paper]).content.decode()
+    assert "Made 1 paper visible." in run_action(admin_client, "show", [paper]).content.decode()
 
 
 def test_add_tag_keeps_the_date_a_paper_first_got_it(admin_client):

@@ -127,3 +127,9 @@ def test_a_page_number_past_what_the_database_counts_shows_the_last_page(client,
     response = client.get(path, {"page": "461168601842738792"})
 
     assert response.status_code == 200
+
+
+def test_a_media_name_no_file_can_have_is_not_found(client):
+    assert client.get("/media/" + "x" * 5000).status_code == 404
+    # A path leaving MEDIA_ROOT is refused as a bad request.
+    assert client.get("/media/../../etc/passwd").status_code == 400

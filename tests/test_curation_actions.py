@@ -45,7 +45,7 @@ def test_hide_and_show_reach_cached_pages_at_once(
     assert "Curated away" in anonymous.get("/").content.decode()
 
     response = act(client, "hide", [paper], django_capture_on_commit_callbacks)
-    assert "Hid 1 papers." in response.content.decode()
+    assert "Hid 1 paper." in response.content.decode()
     assert "Curated away" not in anonymous.get("/").content.decode()
     assert anonymous.get(paper.get_absolute_url()).status_code == 404
 

@@ -147,7 +147,7 @@ def test_a_tag_editor_adds_and_removes_their_tag_only(editor_client):
             follow=True,
         )
 
-    assert "Tagged 1 papers with Robotics." in act("add_tag", mine).content.decode()
+    assert "Tagged 1 paper with Robotics." in act("add_tag", mine).content.decode()
     assert "Choose a tag first." in act("add_tag", other).content.decode()
     assert list(paper.tags.all()) == [mine]
     hidden = editor_client.post(

@@ -14,9 +14,8 @@ UTC = datetime.UTC
 
 def shown(html: str, css_class: str) -> str:
     """The text of the first element with css_class, tags stripped and spaces folded."""
-    match = re.search(
-        rf'class="{css_class}"[^>]*>(.*?)</(?:span|dt)>(?:<dd>(.*?)</dd>)?', html, re.S
-    )
+    element = rf'class="[^"]*\b{css_class}\b[^"]*"[^>]*>(.*?)</(?:span|dt)>(?:<dd>(.*?)</dd>)?'
+    match = re.search(element, html, re.S)
     assert match, css_class
     return " ".join(re.sub(r"<[^>]+>", " ", " ".join(filter(None, match.groups()))).split())
 

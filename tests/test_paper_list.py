@@ -1,7 +1,6 @@
 import datetime
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from catalog.models import Paper, PaperImage
@@ -56,12 +55,36 @@ def test_entry_shows_id_code_community_link_authors_tags_and_abstract(client):
 
     assert "arXiv:2505.15034" in html
     assert 'href="https://github.com/kaiwenzha/rl-tango"' in html
-    assert 'href="https://huggingface.co/papers/2505.15034"' in html
+    assert 'href="https://huggingface.co/papers/2505.15034" rel="noopener">Hugging Face</a>' in html
     assert 'href="/papers/2505.15034/"' in html
     assert "Kaiwen Zha, Zhengqi Gao, Maohao Shen, Zhang-Wei Hong et al." in html
     assert "Duane Boning" not in html
     assert 'href="/tags/r1-reasoning/"' in html
-    assert 'class="abstract-toggle"' in html
+    assert paper.abstract in html
+
+
+def test_links_are_labelled_by_where_they_go(client, settings):
+    PaperFactory(arxiv_id="2505.15034")
+    settings.PAPER_COMMUNITY_URL = "https://www.alphaxiv.org/abs/{id}"
+    html = client.get("/").content.decode()
+    assert 'href="https://www.alphaxiv.org/abs/2505.15034" rel="noopener">alphaXiv</a>' in html
+
+    settings.PAPER_COMMUNITY_URL = "https://papers.example.org/{id}"
+    link = 'href="https://papers.example.org/2505.15034" rel="noopener">papers.example.org</a>'
+    html = client.get("/").content.decode()
+    assert link in html
+    assert "Papers with Code" not in html
+
+
+def test_only_long_abstracts_are_cut_with_a_switch_to_read_them_whole(client):
+    long = PaperFactory(abstract="A sentence about reasoning. " * 20)
+    short = PaperFactory(abstract="One short sentence.")
+
+    html = client.get("/").content.decode()
+
+    assert f'id="abstract-toggle-{long.pk}"' in html
+    assert f'id="abstract-toggle-{short.pk}"' not in html
+    assert html.count('class="abstract clamped"') == 1
 
 
 def test_hidden_and_merged_papers_are_not_listed(client):
@@ -136,55 +159,6 @@ def test_has_code_filter(client):
     assert sorted(listed_titles(client.get("/?has_code=1"))) == sorted(
         [with_code.title, community.title]
     )
-
-
-def test_search_ranks_title_matches_first_when_sorting_by_relevance(client):
-    PaperFactory(
-        title="A survey of protein folding",
-        abstract="Verifier models appear once here.",
-        published_at=days_ago(1),
-    )
-    PaperFactory(
-        title="Verifier training with verifier feedback",
-        abstract="We train a verifier.",
-        published_at=days_ago(30),
-    )
-    PaperFactory(title="Unrelated", abstract="Nothing to see.")
-
-    newest = listed_titles(client.get("/?q=verifier"))
-    relevant = listed_titles(client.get("/?q=verifier&sort=relevance"))
-
-    assert newest == ["A survey of protein folding", "Verifier training with verifier feedback"]
-    assert relevant == ["Verifier training with verifier feedback", "A survey of protein folding"]
-
-
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="ranking is PostgreSQL's")
-def test_relevance_ranks_only_the_newest_matches_and_says_so(client, settings):
-    settings.SEARCH_RELEVANCE_CANDIDATES = 2
-    PaperFactory(title="Verifier verifier verifier", published_at=days_ago(40))
-    PaperFactory(title="Once", abstract="A verifier.", published_at=days_ago(2))
-    PaperFactory(title="Verifier feedback", published_at=days_ago(1))
-
-    response = client.get("/?q=verifier&sort=relevance")
-
-    assert listed_titles(response) == ["Verifier feedback", "Once"]
-    assert "Most relevant among the newest 2 matches." in response.content.decode()
-    assert "Most relevant" not in client.get("/?q=verifier").content.decode()
-    settings.SEARCH_RELEVANCE_CANDIDATES = 5
-    uncapped = client.get("/?q=verifier&sort=relevance")
-    assert listed_titles(uncapped)[0] == "Verifier verifier verifier"
-    assert "Most relevant" not in uncapped.content.decode()
-
-
-def test_search_supports_websearch_syntax_and_authors(client):
-    PaperFactory(title="Graph neural networks for molecules", authors=["Ada Lovelace"])
-    PaperFactory(title="Neural networks on a graph", authors=["Alan Turing"])
-
-    phrase = listed_titles(client.get('/?q="graph neural"'))
-    assert phrase == ["Graph neural networks for molecules"]
-    excluded = listed_titles(client.get("/?q=graph -lovelace"))
-    assert excluded == ["Neural networks on a graph"]
-    assert listed_titles(client.get("/?q=turing")) == ["Neural networks on a graph"]
 
 
 def test_filters_combine_and_each_chip_removes_only_itself(client):

@@ -75,7 +75,7 @@ def test_reader_lists(client, reader, django_assert_num_queries, path, queries):
     # and the user, and the reader's subscriptions and saved papers in one query
     with django_assert_num_queries(queries + 2):
         response = client.get(path)
-    assert 'class="reader-toggle save' in response.content.decode()
+    assert 'class="toggle save-toggle' in response.content.decode()
 
 
 @pytest.mark.parametrize(("path", "queries"), OTHER_PAGES)
@@ -92,8 +92,8 @@ def test_reader_paper_page(client, reader, catalog, django_assert_num_queries):
     # the user, the paper page's own queries, the reader's subscriptions and saved papers
     with django_assert_num_queries(1 + PAPER_PAGE + 1):
         html = client.get(url).content.decode()
-    assert "★" in html
-    assert 'aria-pressed="true"' in html  # subscribed to the paper's tag
+    assert 'class="toggle save-toggle is-on"' in html
+    assert 'class="chip-toggle" aria-pressed="true"' in html  # subscribed to the paper's tag
 
 
 def test_feed_writes_the_visit_at_most_once_a_minute(

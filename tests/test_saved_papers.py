@@ -53,7 +53,7 @@ def test_save_from_the_paper_page_with_htmx(client, reader):
 def test_logged_out_reader_saves_after_logging_in(client):
     user = UserFactory()
     paper = PaperFactory()
-    assert "Log in to save" in client.get(paper.get_absolute_url()).content.decode()
+    assert "Log in to save this paper" in client.get(paper.get_absolute_url()).content.decode()
     response = client.post(f"/saved/{paper.pk}/save/")
     assert response.url == f"/accounts/login/?next={paper.get_absolute_url()}"
 

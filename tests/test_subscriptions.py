@@ -71,9 +71,9 @@ def test_htmx_gets_the_toggled_button_back(client, reader):
     assert not Subscription.objects.exists()
 
 
-def test_chip_style_survives_the_htmx_swap(client, reader):
+def test_chip_look_survives_the_htmx_swap(client, reader):
     tag = TagFactory()
-    response = client.post(f"/tags/{tag.slug}/subscribe/", {"style": "chip"}, **HTMX)
+    response = client.post(f"/tags/{tag.slug}/subscribe/", {"look": "chip"}, **HTMX)
     fragment = response.content.decode()
     assert 'class="chip-toggle"' in fragment and 'aria-pressed="true"' in fragment
 

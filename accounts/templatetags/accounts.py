@@ -1,57 +1,36 @@
-"""Reader buttons for any page: subscribe to a tag or category, save a paper.
+"""The reader's toggles on any page: subscribe to a tag or category, save a paper.
 
 Their state comes from the lazy ids of accounts.context_processors.reader, so
-a list of papers costs one query for all its buttons, not one per entry.
+a list of papers costs one query for all its toggles, not one per entry.
 """
 
 from django import template
-from django.urls import reverse
 
-from catalog.models import Paper, Tag
+from accounts import toggles
+from catalog.models import Category, Paper, Tag
 
 register = template.Library()
 
 
-def _next_path(context: template.Context) -> str:
-    # Re-rendered in answer to a POST, the button keeps the page it was on.
-    request = context["request"]
-    return request.POST.get("next") or request.get_full_path()
+def _with_page(context: template.Context, values: dict) -> dict:
+    return {"user": context["user"], "csrf_token": context.get("csrf_token"), **values}
 
 
-def _button_context(context: template.Context, **values) -> dict:
-    return {
-        "user": context["user"],
-        "csrf_token": context.get("csrf_token"),
-        "next": _next_path(context),
-        **values,
-    }
-
-
-@register.inclusion_tag("accounts/_subscribe_button.html", takes_context=True)
-def subscribe_button(context: template.Context, target, style: str = "") -> dict:
-    """The subscribe/unsubscribe toggle for a Tag or a Category; style "chip" is the small one."""
-    kind = "tag" if isinstance(target, Tag) else "category"
-    key = target.slug if kind == "tag" else target.code
+@register.inclusion_tag(toggles.SUBSCRIBE_TEMPLATE, takes_context=True)
+def subscribe_toggle(context: template.Context, target: Tag | Category, look: str = "button"):
     subscribed = context["subscribed"]
-    is_on = target.pk in (subscribed.tag_ids if kind == "tag" else subscribed.category_ids)
-    action = "unsubscribe" if is_on else "subscribe"
-    return _button_context(
+    ids = subscribed.tag_ids if isinstance(target, Tag) else subscribed.category_ids
+    return _with_page(
         context,
-        target=target,
-        kind=kind,
-        is_on=is_on,
-        style=style,
-        action_url=reverse(f"accounts:{kind}-{action}", args=[key]),
+        toggles.subscribe_context(
+            request=context["request"], target=target, is_subscribed=target.pk in ids, look=look
+        ),
     )
 
 
-@register.inclusion_tag("accounts/_save_button.html", takes_context=True)
-def save_button(context: template.Context, paper: Paper) -> dict:
-    is_on = paper.pk in context["saved_paper_ids"]
-    action = "unsave" if is_on else "save"
-    return _button_context(
-        context,
-        paper=paper,
-        is_on=is_on,
-        action_url=reverse(f"accounts:paper-{action}", args=[paper.pk]),
+@register.inclusion_tag(toggles.SAVE_TEMPLATE, takes_context=True)
+def save_toggle(context: template.Context, paper: Paper):
+    is_saved = paper.pk in context["saved_paper_ids"]
+    return _with_page(
+        context, toggles.save_context(request=context["request"], paper=paper, is_saved=is_saved)
     )

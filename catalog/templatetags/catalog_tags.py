@@ -1,7 +1,12 @@
+from functools import cache
+
 from django import template
+from django.core.files.storage import default_storage
+from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.safestring import SafeString, mark_safe
 
+from catalog.latex import latex_to_html, latex_to_text
 from catalog.rendering import render_markdown
 
 register = template.Library()
@@ -11,6 +16,25 @@ register = template.Library()
 def markdown(text: str) -> SafeString:
     # render_markdown sanitises with nh3, so its output is safe to mark.
     return mark_safe(render_markdown(text))  # noqa: S308
+
+
+@register.filter
+def latex(text: str) -> SafeString:
+    """A title or abstract as written on arXiv: macros as links and emphasis, math for KaTeX."""
+    # latex_to_html escapes all text and writes only its own tags and checked links.
+    return mark_safe(latex_to_html(text))  # noqa: S308
+
+
+@register.filter
+def latex_text(text: str) -> str:
+    """The same as readable plain text (titles, meta tags, mail); escaped as usual."""
+    return latex_to_text(text)
+
+
+@register.filter
+def media_url(name: str) -> str:
+    """The address of a stored file by its name (a list's thumbnail comes as a name)."""
+    return default_storage.url(name) if name else ""
 
 
 @register.filter
@@ -26,3 +50,11 @@ def language_label(code: str) -> str:
 def page_url(context, number: int) -> str:
     query = context.get("query_without_page", "")
     return f"?{query}&page={number}" if query else f"?page={number}"
+
+
+@register.simple_tag
+@cache
+def icon(name: str) -> SafeString:
+    """An inline SVG icon from templates/icons/, read once per process (an include
+    per icon cost each list entry a template render)."""
+    return mark_safe(render_to_string(f"icons/{name}.svg"))  # noqa: S308 - the site's own files

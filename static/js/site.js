@@ -1,21 +1,373 @@
 // Progressive enhancements; every page works without this file.
+const siteScript = document.currentScript;
+
 document.addEventListener("DOMContentLoaded", () => {
   for (const select of document.querySelectorAll("select[data-autosubmit]")) {
     select.addEventListener("change", () => select.form.submit());
   }
+  setUpCopyButtons();
+  setUpAbstracts();
+  setUpThemeToggle();
+  setUpMenus();
+  setUpFilterPanel();
+  for (const field of document.querySelectorAll(".picker-field")) setUpPicker(field);
+  setUpShortcuts();
+  typesetMath(document);
+});
+
+function setUpCopyButtons() {
   for (const button of document.querySelectorAll("button[data-copy]")) {
     const source = document.querySelector(button.dataset.copy);
     if (!source || !navigator.clipboard) continue;
+    const label = button.textContent;
     button.hidden = false;
     button.addEventListener("click", async () => {
       await navigator.clipboard.writeText(source.textContent);
-      button.dataset.copied = "true";
-      setTimeout(() => delete button.dataset.copied, 1500);
+      button.textContent = button.dataset.copiedLabel || label;
+      setTimeout(() => (button.textContent = label), 1500);
     });
   }
-  // Only offer "show full abstract" where the abstract is actually cut off.
-  for (const abstract of document.querySelectorAll(".paper .abstract")) {
-    const label = abstract.nextElementSibling;
-    if (label && abstract.scrollHeight <= abstract.clientHeight + 2) label.hidden = true;
+}
+
+// A long abstract is cut to a few lines; its switch stays only where it is really cut.
+// Each is measured as it comes into view: measuring all at load would lay out the
+// whole page at once.
+function setUpAbstracts() {
+  const hideSwitchIfWhole = (abstract) => {
+    if (abstract.scrollHeight > abstract.clientHeight + 2) return;
+    for (const control of abstract.parentElement.querySelectorAll(".abstract-toggle, .abstract-expand")) {
+      control.hidden = true;
+    }
+  };
+  const abstracts = document.querySelectorAll(".abstract.clamped");
+  if (!("IntersectionObserver" in window)) return abstracts.forEach(hideSwitchIfWhole);
+  const observer = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      if (!entry.isIntersecting) continue;
+      observer.unobserve(entry.target);
+      hideSwitchIfWhole(entry.target);
+    }
+  });
+  abstracts.forEach((abstract) => observer.observe(abstract));
+}
+
+// Light or dark: the reader's choice is kept in this browser; until then the system's.
+function setUpThemeToggle() {
+  const button = document.querySelector(".theme-toggle");
+  if (!button) return;
+  const root = document.documentElement;
+  const systemDark = window.matchMedia("(prefers-color-scheme: dark)");
+  const isDark = () => (root.dataset.theme ? root.dataset.theme === "dark" : systemDark.matches);
+  const show = () => button.setAttribute("aria-pressed", String(isDark()));
+  button.hidden = false;
+  show();
+  systemDark.addEventListener("change", show);
+  button.addEventListener("click", () => {
+    const theme = isDark() ? "light" : "dark";
+    root.dataset.theme = theme;
+    try {
+      localStorage.setItem("theme", theme);
+    } catch (error) {
+      // Not remembered, but applied to this page.
+    }
+    show();
+  });
+}
+
+// Menus (<details>) close on a click elsewhere, on Escape, and when another opens.
+function setUpMenus() {
+  const menus = [...document.querySelectorAll("details.menu")];
+  if (!menus.length) return;
+  document.addEventListener("click", (event) => {
+    for (const menu of menus) if (menu.open && !menu.contains(event.target)) menu.open = false;
+  });
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape") return;
+    for (const menu of menus) {
+      if (menu.open) {
+        menu.open = false;
+        menu.querySelector("summary").focus();
+      }
+    }
+  });
+}
+
+// On narrow screens the filters wait behind one button (the stylesheet hides them).
+function setUpFilterPanel() {
+  const button = document.querySelector(".filters-toggle");
+  const panel = button && document.getElementById(button.getAttribute("aria-controls"));
+  if (!panel) return;
+  const setOpen = (open) => {
+    panel.classList.toggle("is-open", open);
+    button.setAttribute("aria-expanded", String(open));
+  };
+  setOpen(Boolean(panel.querySelector(".field-error, .form-errors")));
+  button.addEventListener("click", () => {
+    const open = !panel.classList.contains("is-open");
+    setOpen(open);
+    if (open) panel.querySelector("input, select")?.focus();
+  });
+}
+
+// A multiple select becomes a chip picker: type to filter, click or Enter to add,
+// × or Backspace to remove. The select stays in the form and is what is sent.
+function setUpPicker(field) {
+  const select = field.querySelector("select[multiple]");
+  const label = field.querySelector("label");
+  if (!select || !label) return;
+  const options = [...select.options];
+  const picker = document.createElement("div");
+  picker.className = "picker";
+  const chips = document.createElement("ul");
+  chips.className = "picker-chips";
+  const input = document.createElement("input");
+  input.type = "text";
+  input.id = `${select.id}-search`;
+  input.placeholder = field.dataset.placeholder || "";
+  input.autocomplete = "off";
+  input.setAttribute("role", "combobox");
+  input.setAttribute("aria-autocomplete", "list");
+  input.setAttribute("aria-expanded", "false");
+  const list = document.createElement("ul");
+  list.id = `${select.id}-options`;
+  list.className = "picker-options";
+  list.setAttribute("role", "listbox");
+  list.setAttribute("aria-label", label.textContent.trim());
+  list.hidden = true;
+  input.setAttribute("aria-controls", list.id);
+  label.htmlFor = input.id;
+  picker.append(chips, input, list);
+  select.hidden = true;
+  select.after(picker);
+
+  let shown = [];
+  let active = -1;
+
+  const renderChips = () => {
+    chips.replaceChildren(
+      ...options
+        .filter((option) => option.selected)
+        .map((option) => {
+          const chip = document.createElement("li");
+          chip.className = "picker-chip";
+          const name = document.createElement("span");
+          name.textContent = option.text;
+          const remove = document.createElement("button");
+          remove.type = "button";
+          remove.textContent = "×";
+          remove.setAttribute("aria-label", `${field.dataset.removeLabel || "Remove"} ${option.text}`);
+          remove.addEventListener("click", () => {
+            option.selected = false;
+            renderChips();
+            input.focus();
+          });
+          chip.append(name, remove);
+          return chip;
+        }),
+    );
+  };
+  const close = () => {
+    list.hidden = true;
+    input.setAttribute("aria-expanded", "false");
+    input.removeAttribute("aria-activedescendant");
+    active = -1;
+  };
+  const highlight = (index) => {
+    active = index;
+    list.querySelectorAll("[role=option]").forEach((item, i) => {
+      item.classList.toggle("is-active", i === index);
+      item.setAttribute("aria-selected", String(i === index));
+      if (i === index) {
+        input.setAttribute("aria-activedescendant", item.id);
+        item.scrollIntoView({ block: "nearest" });
+      }
+    });
+  };
+  const choose = (option) => {
+    option.selected = true;
+    input.value = "";
+    renderChips();
+    close();
+    input.focus();
+  };
+  const open = () => {
+    const query = input.value.trim().toLocaleLowerCase();
+    shown = options
+      .filter((option) => !option.selected && option.text.toLocaleLowerCase().includes(query))
+      .slice(0, 50);
+    list.replaceChildren(
+      ...shown.map((option, index) => {
+        const item = document.createElement("li");
+        item.id = `${list.id}-${index}`;
+        item.setAttribute("role", "option");
+        item.setAttribute("aria-selected", "false");
+        item.textContent = option.text;
+        item.addEventListener("mousedown", (event) => event.preventDefault());
+        item.addEventListener("click", () => choose(option));
+        return item;
+      }),
+    );
+    if (!shown.length) {
+      const empty = document.createElement("li");
+      empty.className = "picker-empty";
+      empty.textContent = field.dataset.emptyLabel || "";
+      list.append(empty);
+    }
+    list.hidden = false;
+    input.setAttribute("aria-expanded", "true");
+    highlight(shown.length && query ? 0 : -1);
+  };
+
+  input.addEventListener("input", open);
+  input.addEventListener("focus", open);
+  input.addEventListener("blur", close);
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      if (list.hidden) open();
+      const step = event.key === "ArrowDown" ? 1 : -1;
+      if (shown.length) highlight((active + step + shown.length) % shown.length);
+    } else if (event.key === "Enter" && !list.hidden && active >= 0) {
+      event.preventDefault();
+      choose(shown[active]);
+    } else if (event.key === "Escape" && !list.hidden) {
+      event.preventDefault();
+      close();
+    } else if (event.key === "Backspace" && !input.value) {
+      const chosen = options.filter((option) => option.selected);
+      if (chosen.length) {
+        chosen[chosen.length - 1].selected = false;
+        renderChips();
+      }
+    }
+  });
+  picker.addEventListener("click", (event) => {
+    if (event.target === picker) input.focus();
+  });
+  renderChips();
+}
+
+// Keyboard shortcuts: / search, j and k next and previous paper, o open it,
+// s save it, ? the list of shortcuts.
+function setUpShortcuts() {
+  const dialog = document.getElementById("shortcuts");
+  for (const button of document.querySelectorAll("[data-open-dialog]")) {
+    const target = document.getElementById(button.dataset.openDialog);
+    if (!target?.showModal) continue;
+    button.hidden = false;
+    button.addEventListener("click", () => target.showModal());
   }
-});
+  let current = -1;
+  const papers = () => [...document.querySelectorAll("[data-paper]")];
+  const select = (index) => {
+    const all = papers();
+    if (!all.length) return;
+    current = Math.max(0, Math.min(index, all.length - 1));
+    all.forEach((paper, i) => paper.classList.toggle("is-current", i === current));
+    const link = all[current].querySelector("[data-paper-link]");
+    all[current].scrollIntoView({ block: "nearest" });
+    link?.focus({ preventScroll: true });
+  };
+  const currentPaper = () => {
+    const all = papers();
+    if (all.length === 1) return all[0];
+    return all[current] || document.activeElement?.closest("[data-paper]");
+  };
+  document.addEventListener("keydown", (event) => {
+    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+    const target = event.target;
+    if (target.closest("input, textarea, select, [contenteditable], dialog[open]")) return;
+    if (event.key === "/") {
+      event.preventDefault();
+      document.getElementById("header-q")?.focus();
+    } else if (event.key === "?") {
+      if (dialog?.showModal) {
+        event.preventDefault();
+        dialog.showModal();
+      }
+    } else if (event.key === "j" || event.key === "k") {
+      const focused = papers().indexOf(document.activeElement?.closest("[data-paper]"));
+      const from = current >= 0 ? current : focused;
+      event.preventDefault();
+      select(from < 0 ? 0 : from + (event.key === "j" ? 1 : -1));
+    } else if (event.key === "o") {
+      const link = currentPaper()?.querySelector("[data-paper-link]");
+      if (link) link.click();
+    } else if (event.key === "s") {
+      const save = currentPaper()?.querySelector("[data-save]");
+      if (save) {
+        event.preventDefault();
+        save.click();
+      }
+    }
+  });
+}
+
+// Math is sent as TeX. KaTeX (served from this site) typesets each piece in a
+// worker (static/js/katex-worker.js) as it nears the screen; the page builds the
+// result, styles set through the CSSOM, which the Content-Security-Policy allows.
+let mathWorker;
+const waitingPieces = new Map();
+let nextPiece = 0;
+
+function startMathWorker() {
+  const style = document.createElement("link");
+  style.rel = "stylesheet";
+  style.href = siteScript.dataset.katexStyle;
+  document.head.append(style);
+  mathWorker = new Worker(siteScript.dataset.katexWorker);
+  mathWorker.onmessage = ({ data }) => {
+    const piece = waitingPieces.get(data.id);
+    waitingPieces.delete(data.id);
+    if (!piece || !data.node) return; // TeX KaTeX cannot read stays as written
+    piece.replaceChildren(buildTypeset(data.node));
+    piece.classList.add("is-typeset");
+  };
+}
+
+function buildTypeset(node) {
+  if (node.kind === "text") return document.createTextNode(node.text);
+  const element =
+    node.kind === "fragment"
+      ? document.createDocumentFragment()
+      : node.namespace
+        ? document.createElementNS(node.namespace, node.tag)
+        : document.createElement(node.tag);
+  if (node.className) element.setAttribute("class", node.className);
+  for (const [name, value] of Object.entries(node.attributes)) {
+    if (name === "style") element.style.cssText = value;
+    else element.setAttribute(name, value);
+  }
+  for (const [name, value] of Object.entries(node.style)) element.style[name] = value;
+  for (const child of node.children) element.append(buildTypeset(child));
+  return element;
+}
+
+function typeset(piece) {
+  if (!mathWorker) startMathWorker();
+  const id = nextPiece++;
+  waitingPieces.set(id, piece);
+  mathWorker.postMessage({
+    katexScript: new URL(siteScript.dataset.katexScript, location.href).href,
+    id,
+    tex: piece.textContent,
+    display: piece.classList.contains("math-display"),
+  });
+}
+
+function typesetMath(root) {
+  const pieces = root.querySelectorAll(".math:not(.is-typeset)");
+  if (!pieces.length || !siteScript || !window.Worker) return;
+  if (!("IntersectionObserver" in window)) return pieces.forEach(typeset);
+  const observer = new IntersectionObserver(
+    (entries) => {
+      for (const entry of entries) {
+        if (!entry.isIntersecting) continue;
+        observer.unobserve(entry.target);
+        typeset(entry.target);
+      }
+    },
+    { rootMargin: "600px 0px" },
+  );
+  pieces.forEach((piece) => observer.observe(piece));
+}

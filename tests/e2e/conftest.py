@@ -5,11 +5,13 @@ data with factories and read sent mail from django.core.mail.outbox.
 A failing test leaves a screenshot of its page in test-artifacts/.
 """
 
+import io
 import re
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from PIL import Image
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -72,6 +74,12 @@ def page(browser, live_server, request):
     page = context.new_page()
     page.dialogs = []
     page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
+    # What the page logged as an error, failed loads (a 404 favicon) included.
+    page.console_errors = []
+    page.on(
+        "console",
+        lambda message: message.type == "error" and page.console_errors.append(message.text),
+    )
     yield page
     if getattr(request.node, "failed_call", False):
         ARTIFACTS.mkdir(exist_ok=True)
@@ -82,3 +90,20 @@ def page(browser, live_server, request):
 
 def policy_violations(page) -> list[str]:
     return page.evaluate("window.__cspViolations || []")
+
+
+def log_in(page, live_server, user) -> None:
+    """Give the page's browser a session of `user`, as after logging in."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    session = client.cookies["sessionid"].value
+    page.context.add_cookies([{"name": "sessionid", "value": session, "url": live_server.url}])
+
+
+def png(width: int, height: int) -> bytes:
+    """A real PNG, so a loaded image has a natural size to check."""
+    data = io.BytesIO()
+    Image.new("RGB", (width, height), "white").save(data, format="PNG")
+    return data.getvalue()

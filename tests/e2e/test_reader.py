@@ -49,8 +49,8 @@ def test_reader_filters_searches_reads_and_switches_language(page, catalog):
     page.goto("/")
     assert set(titles(page)) == {recent, old, agents}
 
-    page.locator(".more-filters summary").click()
-    page.select_option("#id_tag", "reasoning")
+    page.fill("#id_tag-search", "reason")
+    page.press("#id_tag-search", "Enter")
     page.select_option("#id_period", "30d")
     page.get_by_role("button", name="Apply").click()
     expect(page.locator(".active-filters")).to_contain_text("Last 30 days")
@@ -66,7 +66,7 @@ def test_reader_filters_searches_reads_and_switches_language(page, catalog):
     assert titles(page) == [agents]
 
     page.goto("/")
-    entry = page.locator(".paper", has_text=recent)
+    entry = page.locator(".paper-card", has_text=recent)
     abstract = entry.locator(".abstract")
     clamped_height = abstract.bounding_box()["height"]
     entry.get_by_text("Show full abstract").click()

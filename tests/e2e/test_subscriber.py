@@ -42,11 +42,11 @@ def test_subscriber_signs_up_follows_a_tag_and_unsubscribes_from_the_digest(page
 
     page.goto(path_of_link(mail.outbox[-1].body, r"/accounts/confirm-email/\S+/"))
     page.locator("main form [type=submit]").click()
-    expect(page.locator(".account-nav")).to_contain_text("My feed")
+    expect(page.locator(".main-nav")).to_contain_text("My feed")
 
     page.goto("/tags/reasoning/")
     page.get_by_role("button", name="Subscribe to this tag").click()
-    expect(page.locator(".list-header")).to_contain_text("Subscribed")
+    expect(page.locator(".list-head")).to_contain_text("Subscribed")
 
     page.goto("/feed/")
     expect(page.locator(".paper-title")).to_have_text([tagged.title])

@@ -6,19 +6,10 @@ from urllib.parse import quote
 import pytest
 
 from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
-from tests.e2e.conftest import policy_violations
+from tests.e2e.conftest import log_in, policy_violations
 from tests.xss_factories import PAYLOADS, RUN, hostile_catalog
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-
-
-def log_in(page, live_server, user) -> None:
-    from django.test import Client
-
-    client = Client()
-    client.force_login(user)
-    session = client.cookies["sessionid"].value
-    page.context.add_cookies([{"name": "sessionid", "value": session, "url": live_server.url}])
 
 
 def test_no_stored_payload_runs_in_the_browser(page, live_server):

@@ -1,0 +1,46 @@
+"""The reader's two toggles, saving a paper and subscribing to a tag or category.
+
+Each is one template (accounts/toggles/) rendered in place on a page and, after
+a change, alone as the HTMX swap; both get their context from here.
+"""
+
+from django.http import HttpRequest
+from django.urls import reverse
+
+from catalog.models import Category, Paper, Tag
+
+SAVE_TEMPLATE = "accounts/toggles/save.html"
+SUBSCRIBE_TEMPLATE = "accounts/toggles/subscribe.html"
+# "button" on a tag's or category's own page, "chip" beside a tag on a paper.
+SUBSCRIBE_LOOKS = ("button", "chip")
+
+
+def next_path(request: HttpRequest) -> str:
+    # Re-rendered in answer to a POST, the toggle keeps the page it was on.
+    return request.POST.get("next") or request.get_full_path()
+
+
+def save_context(*, request: HttpRequest, paper: Paper, is_saved: bool) -> dict:
+    action = "unsave" if is_saved else "save"
+    return {
+        "paper": paper,
+        "is_on": is_saved,
+        "next": next_path(request),
+        "action_url": reverse(f"accounts:paper-{action}", args=[paper.pk]),
+    }
+
+
+def subscribe_context(
+    *, request: HttpRequest, target: Tag | Category, is_subscribed: bool, look: str = "button"
+) -> dict:
+    kind = "tag" if isinstance(target, Tag) else "category"
+    key = target.slug if kind == "tag" else target.code
+    action = "unsubscribe" if is_subscribed else "subscribe"
+    return {
+        "target": target,
+        "kind": kind,
+        "is_on": is_subscribed,
+        "look": look if look in SUBSCRIBE_LOOKS else "button",
+        "next": next_path(request),
+        "action_url": reverse(f"accounts:{kind}-{action}", args=[key]),
+    }

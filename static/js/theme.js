@@ -1,0 +1,12 @@
+// Runs in <head>, before the first paint: the reader's saved light or dark choice
+// (static/js/site.js sets it), and a class that says scripts run.
+(function () {
+  var root = document.documentElement;
+  root.classList.add("js");
+  try {
+    var theme = localStorage.getItem("theme");
+    if (theme === "light" || theme === "dark") root.dataset.theme = theme;
+  } catch (error) {
+    // Storage may be off (private windows); the system's colours apply.
+  }
+})();

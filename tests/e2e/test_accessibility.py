@@ -1,0 +1,150 @@
+"""axe-core finds no violation, of any impact, on every public page and every page
+of a logged-in reader: at desktop and phone sizes, light and dark, in each language."""
+
+import itertools
+from pathlib import Path
+
+import pytest
+from django.core.files.base import ContentFile
+from django.test import Client
+
+from catalog.models import PaperImage, Summary
+from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
+from tests.e2e.conftest import WATCH_POLICY_VIOLATIONS, png, policy_violations
+from tests.factories import (
+    CategoryFactory,
+    CodeLinkFactory,
+    PaperFactory,
+    SummaryFactory,
+    TagFactory,
+)
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+# axe-core 4.10.3 from npm (tests/e2e/vendor/axe-core-LICENSE).
+AXE = (Path(__file__).parent / "vendor" / "axe.min.js").read_text()
+SIZES = {"desktop": (1366, 900), "phone": (390, 844)}
+THEMES = ("light", "dark")
+PUBLIC = [
+    "/",
+    "/?q=reasoning&period=30d&tag=reasoning&has_code=1",
+    "/?period=1d",
+    "/papers/2505.15034/",
+    "/tags/",
+    "/tags/reasoning/",
+    "/categories/",
+    "/categories/cs.CL/",
+    "/accounts/login/",
+    "/accounts/signup/",
+    "/accounts/password/reset/",
+    "/no-such-page/",
+]
+READER = [
+    "/",
+    "/papers/2505.15034/",
+    "/tags/reasoning/",
+    "/feed/",
+    "/saved/",
+    "/accounts/subscriptions/",
+    "/accounts/email/",
+    "/accounts/password/change/",
+]
+
+
+@pytest.fixture
+def catalog(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+    reasoning = TagFactory(name="Reasoning", slug="reasoning")
+    long_name = TagFactory(name="Reinforcement_Learning_From_Verifiable_Rewards_At_Scale")
+    category = CategoryFactory(code="cs.CL", name="Computation and Language")
+    paper = PaperFactory(
+        arxiv_id="2505.15034",
+        title=r"RL Tango: verifiers in $\mathcal{O}(n)$",
+        abstract=(
+            r"We train a generator and a verifier together \emph{by reinforcement learning}. "
+            r"Code at \href{https://github.com/kaiwenzha/rl-tango}{our repository}. " * 4
+        ),
+        tags=[reasoning, long_name],
+        categories=[category],
+        authors=["Kaiwen Zha", "Zhengqi Gao"],
+    )
+    CodeLinkFactory(paper=paper, url="https://github.com/kaiwenzha/rl-tango")
+    SummaryFactory(paper=paper, language="zh-hans", kind=Summary.Kind.TRANSLATION)
+    SummaryFactory(paper=paper, language="en", kind=Summary.Kind.TAKEAWAYS, body="1. One\n2. Two")
+    image = PaperImage(paper=paper, kind=PaperImage.Kind.FIRST_PAGE, width=2, height=3)
+    image.image.save("page.png", ContentFile(png(2, 3)))
+    for n in range(3):
+        PaperFactory(title=f"Another paper on reasoning {n}", tags=[reasoning])
+    reader = UserFactory()
+    SubscriptionFactory(user=reader, tag=reasoning)
+    SavedPaperFactory(user=reader, paper=paper)
+    return reader
+
+
+def session_of(user) -> str:
+    client = Client()
+    client.force_login(user)
+    return client.cookies["sessionid"].value
+
+
+def violations(page) -> list[str]:
+    page.wait_for_load_state("load")
+    # Math is typeset after load; check what the reader finally sees.
+    if page.locator(".math").count():
+        page.locator(".math.is-typeset").first.wait_for()
+    page.evaluate(AXE)
+    # Every default rule, and the size of touch targets (WCAG 2.2), which Lighthouse checks too.
+    options = {"rules": {"target-size": {"enabled": True}}}
+    results = page.evaluate(
+        "async (options) => (await axe.run(document, options)).violations", options
+    )
+    return [
+        f"{v['id']} ({v['impact']}): {', '.join(str(n['target']) for n in v['nodes'][:3])}"
+        for v in results
+    ]
+
+
+@pytest.mark.parametrize("language", ["en", "ko", "zh-hans"])
+def test_no_page_has_an_axe_violation(browser, live_server, catalog, language):
+    reader_session = session_of(catalog)
+    found = {}
+    for (size, (width, height)), theme in itertools.product(SIZES.items(), THEMES):
+        for paths, session in ((PUBLIC, None), (READER, reader_session)):
+            context = browser.new_context(
+                base_url=live_server.url,
+                viewport={"width": width, "height": height},
+                color_scheme=theme,
+                locale=language,
+                extra_http_headers={"Accept-Language": language},
+            )
+            context.add_init_script(WATCH_POLICY_VIOLATIONS)
+            if session:
+                context.add_cookies(
+                    [{"name": "sessionid", "value": session, "url": live_server.url}]
+                )
+            page = context.new_page()
+            for path in paths:
+                page.goto(path)
+                problems = violations(page) + policy_violations(page)
+                if problems:
+                    found[f"{size} {theme} {'reader' if session else 'visitor'} {path}"] = problems
+            context.close()
+
+    assert found == {}
+
+
+def test_open_menus_and_pickers_have_no_axe_violation(browser, live_server, catalog):
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1366, "height": 900})
+    context.add_cookies(
+        [{"name": "sessionid", "value": session_of(catalog), "url": live_server.url}]
+    )
+    page = context.new_page()
+    page.goto("/")
+    page.locator(".account-menu summary").click()
+    assert violations(page) == []
+    page.keyboard.press("Escape")
+    page.locator("#id_tag-search").fill("rea")
+    assert violations(page) == []
+    page.keyboard.press("Enter")
+    page.locator("[data-open-dialog=shortcuts]").click()
+    assert violations(page) == []
+    context.close()
