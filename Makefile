@@ -46,14 +46,16 @@ run: $(VENV)/.installed .env
 	$(BIN)/python manage.py load_demo
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
-# Browser tests drive Debian's Chromium and the load test Debian's wrk, each
-# installed when missing (never a browser build of Playwright's own).
+# Browser tests drive Debian's Chromium, the load and flood tests Debian's wrk,
+# the production-shape tests Debian's nginx, each installed when missing (never
+# a browser build of Playwright's own).
 CHROMIUM := /usr/bin/chromium
 WRK := /usr/bin/wrk
-$(CHROMIUM) $(WRK):
+NGINX := /usr/sbin/nginx
+$(CHROMIUM) $(WRK) $(NGINX):
 	apt-get install -y $(notdir $@) || (apt-get update && apt-get install -y $(notdir $@))
 
-test: $(VENV)/.installed $(CHROMIUM)
+test: $(VENV)/.installed $(CHROMIUM) $(NGINX) $(WRK)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest
@@ -117,9 +119,12 @@ e2e: $(VENV)/.installed $(CHROMIUM)
 lighthouse: $(VENV)/.installed $(CHROMIUM)
 	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} CHROME_PATH=$(CHROMIUM) $(BIN)/python -m bench.lighthouse --runs 3
 
-# The fault tests (also in `make test`) and the load test; see RELIABILITY.md.
-reliability: $(VENV)/.installed load
-	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest tests/faults
+# The fault tests (also in `make test`), among them the attacks on the
+# production shape (slow clients, cache flood, client addresses: gunicorn
+# behind nginx, the page cache and the broker in Redis servers of their own),
+# and the load test; see RELIABILITY.md.
+reliability: $(VENV)/.installed $(NGINX) $(WRK) load
+	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest tests/faults -s
 
 load: $(VENV)/.installed $(WRK)
 	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/python bench/load.py --duration 60 --connections 32

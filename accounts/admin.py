@@ -8,8 +8,12 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from accounts import suggestions
+from accounts.forms import AdminLoginForm
 from accounts.models import Profile, SavedPaper, Subscription, SuggestedPaper, Suggestion
 from catalog.models import Paper, Tag
+
+# The admin's log-in shares the site's throttle and lock-out.
+admin.site.login_form = AdminLoginForm
 
 
 @admin.register(Profile)

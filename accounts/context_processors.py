@@ -15,7 +15,8 @@ class ReaderState:
 
 
 def reader(request: HttpRequest) -> dict:
-    # An error page for a request refused before authentication (a bad Host) has no user.
+    # Error pages can be rendered before authentication has run (a request
+    # with a foreign Host is refused by the first middleware): no reader then.
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {"subscribed": ReaderState(), "saved_paper_ids": frozenset()}

@@ -1,8 +1,10 @@
 """The reader's private feed, at a secret address."""
 
 from django.conf import settings
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
+from django.utils.decorators import method_decorator
+from django.views.decorators.cache import never_cache
 
 from accounts import selectors
 from accounts.models import Profile
@@ -11,6 +13,11 @@ from catalog.feeds import PaperFeed
 
 class PrivateFeed(PaperFeed):
     """A reader's subscriptions at a secret address, for feed readers that cannot log in."""
+
+    # Kept by the reader's feed reader, never by a cache on the way.
+    @method_decorator(never_cache)
+    def __call__(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        return super().__call__(request, *args, **kwargs)
 
     def get_object(self, request: HttpRequest, token: str) -> Profile:
         return selectors.profile_for_feed_token(token=token)
@@ -24,5 +31,5 @@ class PrivateFeed(PaperFeed):
     def link(self, profile: Profile) -> str:
         return reverse("accounts:feed")
 
-    def description(self, profile: Profile) -> str:
+    def about(self, profile: Profile) -> str:
         return "New papers in the tags and categories you follow."

@@ -1,5 +1,7 @@
+from allauth.account.adapter import get_adapter
 from django import forms
 from django.conf import settings
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
@@ -89,3 +91,21 @@ class SuggestionForm(forms.Form):
                 % {"count": settings.SUGGESTIONS_PER_DAY}
             )
         return cleaned
+
+
+class AdminLoginForm(AdminAuthenticationForm):
+    """The admin's log-in, authenticated through allauth's adapter like the site's,
+    so both share one throttle and lock-out (ACCOUNT_RATE_LIMITS "login_failed")."""
+
+    def clean(self) -> dict:
+        username = self.cleaned_data.get("username")
+        password = self.cleaned_data.get("password")
+        if username is not None and password:
+            adapter = get_adapter(self.request)
+            self.user_cache = adapter.authenticate(
+                self.request, username=username, password=password
+            )
+            if self.user_cache is None:
+                raise self.get_invalid_login_error()
+            self.confirm_login_allowed(self.user_cache)
+        return self.cleaned_data

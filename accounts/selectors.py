@@ -135,8 +135,14 @@ def profile_for_feed_token(*, token: str) -> Profile:
 
 
 def profile_for_unsubscribe_token(*, token: str) -> Profile | None:
+    """The profile a digest's unsubscribe link names, or None if the link is
+    not one of ours; signing.SignatureExpired once it is older than
+    DIGEST_UNSUBSCRIBE_LINK_DAYS, so that a leaked link does not work forever."""
+    max_age = datetime.timedelta(days=settings.DIGEST_UNSUBSCRIBE_LINK_DAYS)
     try:
-        user_id = signing.loads(token, salt=UNSUBSCRIBE_SALT)
+        user_id = signing.loads(token, salt=UNSUBSCRIBE_SALT, max_age=max_age)
+    except signing.SignatureExpired:
+        raise
     except signing.BadSignature:
         return None
     return Profile.objects.filter(user_id=user_id).first()

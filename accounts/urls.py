@@ -24,13 +24,13 @@ urlpatterns = [
         name="tag-unsubscribe",
     ),
     path(
-        "categories/<str:key>/subscribe/",
+        "categories/<path:key>/subscribe/",
         views.change_subscription,
         {"kind": "category", "subscribe": True},
         name="category-subscribe",
     ),
     path(
-        "categories/<str:key>/unsubscribe/",
+        "categories/<path:key>/unsubscribe/",
         views.change_subscription,
         {"kind": "category", "subscribe": False},
         name="category-unsubscribe",

@@ -2,12 +2,14 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
+from django.core import signing
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views import i18n
+from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -175,10 +177,16 @@ def suggest(request: HttpRequest) -> HttpResponse:
 
 
 # Mail clients POST here with no session or CSRF token (RFC 8058 one-click).
+# The page names the reader's address: no cache on the way may keep it.
 @csrf_exempt
+@never_cache
 @require_http_methods(["GET", "POST"])
 def digest_unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
-    profile = selectors.profile_for_unsubscribe_token(token=token)
+    try:
+        profile = selectors.profile_for_unsubscribe_token(token=token)
+    except signing.SignatureExpired:
+        context = {"expired": True, "link_days": settings.DIGEST_UNSUBSCRIBE_LINK_DAYS}
+        return render(request, "accounts/unsubscribe_invalid.html", context, status=400)
     if profile is None:
         return render(request, "accounts/unsubscribe_invalid.html", status=400)
     # A GET only asks: link checkers in mailboxes open links without a reader.

@@ -15,17 +15,18 @@ errors), so pages are computed as if there were no cache.
 import hashlib
 import re
 import time
-from collections.abc import Callable
-from functools import wraps
+from collections.abc import Callable, Iterable
+from functools import partial, wraps
 from typing import TypeVar
 
 from django.conf import settings
 from django.contrib import messages
 from django.core.cache import caches
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.middleware.csrf import get_token
 from django.utils import translation
+from django.utils.http import urlencode
 
 VERSION_KEY = "catalog:version"
 CSRF_PLACEHOLDER = "__catalog_csrf_token__"
@@ -43,7 +44,7 @@ def catalog_version() -> int | None:
     cache = _cache()
     version = cache.get(VERSION_KEY)
     if version is None:
-        cache.add(VERSION_KEY, 1, timeout=None)
+        cache.add(VERSION_KEY, _first_version(), timeout=None)
         version = cache.get(VERSION_KEY)
     return version
 
@@ -53,8 +54,15 @@ def bump_catalog_version() -> None:
     cache = _cache()
     try:
         cache.incr(VERSION_KEY)
-    except ValueError:  # no version yet: nothing was cached under one
-        cache.add(VERSION_KEY, 1, timeout=None)
+    except ValueError:  # no version yet, or it was evicted
+        cache.add(VERSION_KEY, _first_version(), timeout=None)
+
+
+def _first_version() -> int:
+    # The clock in milliseconds: a version lost to eviction starts again above
+    # any the entries still stored were made under (bumps are far fewer than
+    # milliseconds), so none of them is ever served again.
+    return time.time_ns() // 1_000_000
 
 
 def _key(kind: str, version: int, *parts: str) -> str:
@@ -102,19 +110,46 @@ def store_lagging_read(name: str, compute: Callable[[], T]) -> T:
     return value
 
 
-def cached_for_anonymous(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Serve the view's successful GET pages to anonymous readers from the cache.
+def canonical_query(
+    query: QueryDict, *, single: Iterable[str] = (), multiple: Iterable[str] = ()
+) -> QueryDict:
+    """The query string as the page reads it: only the names it knows, in one
+    order, empty fields dropped, the last value of a single-valued name and
+    each value of a multi-valued one once, sorted."""
+    pairs = []
+    for name in sorted({*single, *multiple}):
+        values = [value.strip() for value in query.getlist(name)]
+        values = [value for value in values if value]
+        kept = sorted(set(values)) if name in multiple else values[-1:]
+        pairs.extend((name, value) for value in kept)
+    return QueryDict(urlencode(pairs))
 
-    The page is stored with its CSRF tokens (the language menu and the reader
-    buttons post forms) replaced by a placeholder and each reader gets their own
-    on the way out. Readers who are logged in or have a message waiting get the
-    view itself.
+
+def cached_for_anonymous(
+    view: Callable[..., HttpResponse] | None = None,
+    *,
+    single: Iterable[str] = (),
+    multiple: Iterable[str] = (),
+) -> Callable[..., HttpResponse]:
+    """Serve the view's successful GET (and HEAD) pages to anonymous readers from the cache.
+
+    The view sees only the query parameters it declares (single- and
+    multi-valued names), in canonical form; anything else is ignored, so
+    neither made-up parameters nor reordered ones add entries. Entries are
+    kept per scheme, host, language and canonical address. The page is stored
+    with its CSRF tokens (the language menu and the reader buttons post forms)
+    replaced by a placeholder and each reader gets their own on the way out.
+    Readers who are logged in or have a message waiting get the view itself.
     """
+    if view is None:
+        return partial(cached_for_anonymous, single=single, multiple=multiple)
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        request.GET = canonical_query(request.GET, single=single, multiple=multiple)
+        request.META["QUERY_STRING"] = request.GET.urlencode()
         if (
-            request.method != "GET"
+            request.method not in ("GET", "HEAD")
             or request.user.is_authenticated
             or len(messages.get_messages(request))
         ):
@@ -123,7 +158,8 @@ def cached_for_anonymous(view: Callable[..., HttpResponse]) -> Callable[..., Htt
         if version is None:
             return view(request, *args, **kwargs)
         cache = _cache()
-        key = _key("page", version, translation.get_language() or "", request.get_full_path())
+        address = request.build_absolute_uri()
+        key = _key("page", version, translation.get_language() or "", address)
         stored = cache.get(key)
         if stored is not None:
             content_type, body = stored

@@ -3,14 +3,18 @@
 from django.conf import settings
 from django.contrib.syndication.views import Feed
 from django.core.exceptions import BadRequest
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import URLPattern, path, reverse
+from django.utils.decorators import method_decorator
 from django.utils.feedgenerator import Atom1Feed, Rss201rev2Feed, SyndicationFeed
 from django.utils.html import escape
+from django.views.decorators.http import conditional_page
 
 from catalog.filters import PaperFilter
+from catalog.http import safe_methods
 from catalog.latex import latex_to_text
+from catalog.limits import limit_feeds
 from catalog.models import Category, Paper, Tag
 from catalog.selectors import feed_items, filter_papers
 
@@ -23,12 +27,31 @@ class PaperFeed(Feed):
     def papers(self, obj):
         return Paper.objects.visible().newest_first()
 
+    # Feed readers poll: each address may ask FEED_RATE_LIMIT times, and one
+    # that sends back the ETag or Last-Modified it got is told 304 while the
+    # feed is unchanged.
+    @method_decorator(safe_methods)
+    @method_decorator(limit_feeds)
+    @method_decorator(conditional_page)
+    def __call__(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        return super().__call__(request, *args, **kwargs)
+
     def items(self, obj) -> list[Paper]:
         return feed_items(papers=self.papers(obj))
 
+    def about(self, obj) -> str:
+        """What the feed is, as plain text."""
+        raise NotImplementedError
+
+    def description(self, obj) -> str:
+        # Readers may show RSS's channel description as HTML, as they do the
+        # items': escaped, it shows as written.
+        return escape(self.about(obj))
+
     def subtitle(self, obj) -> str:
-        # Atom's name for RSS's description.
-        return self.description(obj)
+        # Atom's subtitle is a text construct (no type attribute): the XML
+        # escaping is all it needs.
+        return self.about(obj)
 
     def item_title(self, paper: Paper) -> str:
         return latex_to_text(paper.title)
@@ -61,7 +84,7 @@ class LatestFeed(PaperFeed):
     def link(self, obj) -> str:
         return reverse("catalog:paper_list")
 
-    def description(self, obj) -> str:
+    def about(self, obj) -> str:
         return f"The newest papers in the {settings.SITE_NAME} catalog."
 
 
@@ -78,9 +101,8 @@ class TagFeed(PaperFeed):
     def link(self, tag: Tag) -> str:
         return tag.get_absolute_url()
 
-    def description(self, tag: Tag) -> str:
-        # Feed readers render descriptions as HTML; a curator's text is shown as written.
-        return escape(tag.description or f"The newest papers tagged {tag.name}.")
+    def about(self, tag: Tag) -> str:
+        return tag.description or f"The newest papers tagged {tag.name}."
 
 
 class CategoryFeed(PaperFeed):
@@ -96,7 +118,7 @@ class CategoryFeed(PaperFeed):
     def link(self, category: Category) -> str:
         return category.get_absolute_url()
 
-    def description(self, category: Category) -> str:
+    def about(self, category: Category) -> str:
         return f"The newest papers in {category.name or category.code}."
 
 
@@ -122,7 +144,7 @@ class SearchFeed(PaperFeed):
         query = paper_filter.data.urlencode()
         return reverse("catalog:paper_list") + (f"?{query}" if query else "")
 
-    def description(self, paper_filter: PaperFilter) -> str:
+    def about(self, paper_filter: PaperFilter) -> str:
         return f"Papers in {settings.SITE_NAME} matching a search."
 
 

@@ -247,3 +247,23 @@ PaperFilter.base_filters["from"] = django_filters.DateFilter(
 PaperFilter.base_filters["to"] = django_filters.DateFilter(
     method="filter_to", label=_("To"), widget=forms.DateInput(attrs={"type": "date"})
 )
+
+# Every query parameter a list page reads, by whether it takes several values:
+# the cache keys pages on these alone (catalog.cache.cached_for_anonymous).
+LIST_PARAMETERS = {
+    "multiple": sorted(
+        name
+        for name, field in PaperFilter.base_filters.items()
+        if isinstance(field, django_filters.MultipleChoiceFilter)
+    ),
+    "single": sorted(
+        [
+            *(
+                name
+                for name, field in PaperFilter.base_filters.items()
+                if not isinstance(field, django_filters.MultipleChoiceFilter)
+            ),
+            "page",
+        ]
+    ),
+}

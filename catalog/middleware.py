@@ -4,12 +4,12 @@ from django.http import (
     HttpRequest,
     HttpResponse,
     HttpResponseBadRequest,
-    HttpResponseNotAllowed,
     JsonResponse,
     QueryDict,
 )
 from django.template import loader
 
+from catalog.http import safe_methods
 from catalog.models import Paper
 
 HEALTH_CHECK_PATH = "/healthz"
@@ -29,12 +29,15 @@ class HealthCheckMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if request.path_info != HEALTH_CHECK_PATH:
             return self.get_response(request)
-        if request.method not in ("GET", "HEAD"):
-            return HttpResponseNotAllowed(["GET", "HEAD"])
-        Paper.objects.exists()
-        response = JsonResponse({"status": "ok"})
-        response["Cache-Control"] = "no-store"
-        return response
+        return health(request)
+
+
+@safe_methods
+def health(request: HttpRequest) -> JsonResponse:
+    Paper.objects.exists()
+    response = JsonResponse({"status": "ok"})
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 class RejectNullBytesMiddleware:

@@ -12,12 +12,13 @@ from django.utils.text import slugify
 from django.utils.translation import gettext_lazy as _
 
 from catalog import arxiv_ids
+from catalog.taxonomy import validate_category_code
 
 
 class Category(models.Model):
     """An arXiv taxonomy category such as cs.CL."""
 
-    code = models.CharField(max_length=32, unique=True)
+    code = models.CharField(max_length=32, unique=True, validators=[validate_category_code])
     name = models.CharField(max_length=200, blank=True)
 
     class Meta:

@@ -16,6 +16,10 @@ from django.db.models import IntegerField, QuerySet, Subquery
 from django.utils.functional import cached_property
 
 EXACT_COUNT_LIMIT = 1000
+# No list reaches this page (200 million papers at 20 a page; arXiv holds under
+# 3 million): a larger number is past the end without asking the database,
+# whose offset would overflow a bigint for the largest.
+MAX_PAGE_NUMBER = 10_000_000
 
 
 class RowCount(Subquery):
@@ -56,6 +60,8 @@ class CatalogPaginator(Paginator):
 
     def page(self, number: int) -> Page:
         number = int(number)
+        if number > MAX_PAGE_NUMBER:
+            raise EmptyPage("That page contains no results")
         offset = (number - 1) * self.per_page
         # Each row carries the capped count, computed once by PostgreSQL as an
         # uncorrelated subquery: the count costs no query of its own.

@@ -1,4 +1,14 @@
-"""arXiv's category taxonomy: each code's human name, as arXiv lists them."""
+"""arXiv's category taxonomy: the shape of a code and each code's human name."""
+
+from django.core.validators import RegexValidator
+
+# An archive ("cs", "hep-th", "cond-mat"), then maybe a dot and a subject
+# class ("cs.CL", "cond-mat.mes-hall", "physics.atom-ph").
+CATEGORY_CODE = r"[a-z]+(?:-[a-z]+)?(?:\.[A-Za-z]+(?:-[a-z]+)?)?"
+validate_category_code = RegexValidator(
+    rf"\A{CATEGORY_CODE}\Z",
+    message="Not an arXiv category code (e.g. cs.CL, hep-th or cond-mat.mes-hall).",
+)
 
 CATEGORY_NAMES = {
     "astro-ph": "Astrophysics",

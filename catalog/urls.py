@@ -11,9 +11,11 @@ urlpatterns = [
     path("tags/", views.tag_index, name="tag_index"),
     path("tags/<slug:slug>/", views.tag_detail, name="tag"),
     path("categories/", views.category_index, name="category_index"),
-    path("categories/<str:code>/", views.category_detail, name="category"),
+    # <path:>, so that any stored code has an address, even one with a slash
+    # (the admin accepts only arXiv's shapes; older rows may not have them).
+    path("categories/<path:code>/", views.category_detail, name="category"),
     *feed_paths("feeds/latest", feeds.LatestFeed, "latest-feed"),
     *feed_paths("feeds/search", feeds.SearchFeed, "search-feed"),
     *feed_paths("feeds/tags/<slug:slug>", feeds.TagFeed, "tag-feed"),
-    *feed_paths("feeds/categories/<str:code>", feeds.CategoryFeed, "category-feed"),
+    *feed_paths("feeds/categories/<path:code>", feeds.CategoryFeed, "category-feed"),
 ]

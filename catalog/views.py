@@ -10,11 +10,12 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views import static
-from django.views.decorators.http import require_GET, require_safe
 
 from catalog import arxiv_ids
 from catalog.cache import cached_for_anonymous
-from catalog.filters import PERIOD_DAYS, PaperFilter
+from catalog.filters import LIST_PARAMETERS, PERIOD_DAYS, PaperFilter
+from catalog.http import safe_methods
+from catalog.limits import limit_pages, limit_searches
 from catalog.models import Category, CodeLink, Paper, Tag
 from catalog.pagination import CatalogPaginator
 from catalog.rendering import bibtex
@@ -27,8 +28,6 @@ from catalog.selectors import (
     tags_with_counts,
     with_list_related,
 )
-
-MAX_PAGE_NUMBER = 10**9
 
 # How long browsers may keep the favicon and uploaded media.
 SITE_FILE_MAX_AGE = 24 * 3600
@@ -46,8 +45,7 @@ def paginate(items: QuerySet, raw_number: str | None) -> tuple[Page, str]:
     if number < 1:
         return paginator.page(1), _("Pages start at 1; showing the first page.")
     try:
-        # Past any catalog, and past what the database can offset by.
-        return paginator.page(min(number, MAX_PAGE_NUMBER)), ""
+        return paginator.page(number), ""
     except EmptyPage:
         last = paginator.num_pages
         note = ngettext(
@@ -119,35 +117,43 @@ def wider_period(paper_filter: PaperFilter, *, papers: QuerySet[Paper]) -> dict 
     return {"newest": newest, "query": params.urlencode(), "label": choices.get(wider or "")}
 
 
-@require_GET
-@cached_for_anonymous
+@safe_methods
+@limit_pages
+@limit_searches
+@cached_for_anonymous(**LIST_PARAMETERS)
 def paper_list(request: HttpRequest) -> HttpResponse:
     return render_paper_list(request, papers=Paper.objects.visible())
 
 
-@require_GET
-@cached_for_anonymous
+@safe_methods
+@limit_pages
+@limit_searches
+@cached_for_anonymous(**LIST_PARAMETERS)
 def tag_detail(request: HttpRequest, slug: str) -> HttpResponse:
     tag = get_object_or_404(Tag, slug=slug)
     papers = Paper.objects.visible().filter(tags=tag)
     return render_paper_list(request, papers=papers, context={"tag": tag})
 
 
-@require_GET
-@cached_for_anonymous
+@safe_methods
+@limit_pages
+@limit_searches
+@cached_for_anonymous(**LIST_PARAMETERS)
 def category_detail(request: HttpRequest, code: str) -> HttpResponse:
     category = get_object_or_404(Category, code=code)
     papers = Paper.objects.visible().filter(categories=category)
     return render_paper_list(request, papers=papers, context={"category": category})
 
 
-@require_GET
+@safe_methods
+@limit_pages
 @cached_for_anonymous
 def tag_index(request: HttpRequest) -> HttpResponse:
     return render(request, "catalog/tag_index.html", {"tags": tags_with_counts()})
 
 
-@require_GET
+@safe_methods
+@limit_pages
 @cached_for_anonymous
 def category_index(request: HttpRequest) -> HttpResponse:
     categories = list(categories_with_counts())
@@ -157,7 +163,8 @@ def category_index(request: HttpRequest) -> HttpResponse:
     return render(request, "catalog/category_index.html", {"archives": sorted(archives.items())})
 
 
-@require_GET
+@safe_methods
+@limit_pages
 @cached_for_anonymous
 def paper_detail(request: HttpRequest, arxiv_id: str) -> HttpResponse:
     parsed = arxiv_ids.split_version(arxiv_id)
@@ -168,11 +175,15 @@ def paper_detail(request: HttpRequest, arxiv_id: str) -> HttpResponse:
     return render_paper(request, paper)
 
 
-@require_GET
+@safe_methods
+@limit_pages
 @cached_for_anonymous
 def paper_by_pk(request: HttpRequest, pk: int) -> HttpResponse:
     paper = get_object_or_404(Paper.objects.select_related("merged_into"), pk=pk)
     target = paper.merged_into or paper
+    if not target.is_visible or target.merged_into_id:
+        # Hidden means not there: no redirect that would name its arXiv id.
+        raise Http404
     if target.arxiv_id:
         return redirect("catalog:paper", arxiv_id=target.arxiv_id, permanent=True)
     paper = get_object_or_404(paper_for_page(Paper.objects.visible()), pk=target.pk)
@@ -192,12 +203,12 @@ def render_paper(request: HttpRequest, paper: Paper) -> HttpResponse:
     return render(request, "catalog/paper_detail.html", ctx)
 
 
-@require_safe
+@safe_methods
 def robots_txt(request: HttpRequest) -> HttpResponse:
     return render(request, "robots.txt", content_type="text/plain; charset=utf-8")
 
 
-@require_safe
+@safe_methods
 def favicon(request: HttpRequest) -> FileResponse:
     # Browsers and feed readers ask for /favicon.ico whatever the page links.
     icon = open(finders.find("favicon.ico"), "rb")  # noqa: SIM115 - FileResponse closes it
@@ -206,7 +217,7 @@ def favicon(request: HttpRequest) -> FileResponse:
     return response
 
 
-@require_safe
+@safe_methods
 def media_file(request: HttpRequest, path: str) -> HttpResponse:
     """An uploaded file under MEDIA_ROOT (preview images), when no proxy or
     bucket serves them. Files are never rewritten in place, so they may be cached."""
@@ -218,4 +229,12 @@ def media_file(request: HttpRequest, path: str) -> HttpResponse:
     response["Cache-Control"] = f"public, max-age={SITE_FILE_MAX_AGE}"
     # Uploads are shown as images, never run as pages of this site.
     response["Content-Security-Policy"] = "default-src 'none'; img-src 'self'; sandbox"
+    return response
+
+
+def too_many_requests(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """The answer to a client over one of its limits (django-ratelimit's and allauth's)."""
+    response = render(request, "429.html", status=429)
+    # Limits count per minute; by then the client's window has passed.
+    response["Retry-After"] = "60"
     return response

@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "django_filters",
     "django_celery_beat",
     "csp",
+    "django_ratelimit",
     "catalog",
     "enrichment",
     "ingest",
@@ -63,9 +64,11 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "allauth.account.middleware.AccountMiddleware",
     "accounts.middleware.ReaderLanguageMiddleware",
+    "accounts.middleware.PrivatePagesMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "catalog.middleware.RejectNullBytesMiddleware",
+    "django_ratelimit.middleware.RatelimitMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -144,17 +147,23 @@ CATALOG_CACHE_SECONDS = env.int("CATALOG_CACHE_SECONDS", default=600)
 # this long: older, they are recounted in the background while still served.
 CATALOG_COUNTS_SECONDS = env.int("CATALOG_COUNTS_SECONDS", default=600)
 _catalog_cache_timeout = env.float("CATALOG_CACHE_TIMEOUT", default=0.25)
+# In production the catalog cache is a Redis of its own, capped with maxmemory
+# and evicting least recently used keys (docker-compose.yml's "cache"): anyone
+# can make it store pages, and it must never crowd out the Celery broker.
+CATALOG_CACHE_REDIS = {
+    "BACKEND": "django_redis.cache.RedisCache",
+    "LOCATION": CATALOG_CACHE_URL,
+    "KEY_PREFIX": "papershelf",
+    "OPTIONS": {
+        "IGNORE_EXCEPTIONS": True,
+        "SOCKET_CONNECT_TIMEOUT": _catalog_cache_timeout,
+        "SOCKET_TIMEOUT": _catalog_cache_timeout,
+        # Pages shrink three- to tenfold, and as many times more fit in memory.
+        "COMPRESSOR": "django_redis.compressors.zlib.ZlibCompressor",
+    },
+}
 CACHES["catalog"] = (
-    {
-        "BACKEND": "django_redis.cache.RedisCache",
-        "LOCATION": CATALOG_CACHE_URL,
-        "KEY_PREFIX": "papershelf",
-        "OPTIONS": {
-            "IGNORE_EXCEPTIONS": True,
-            "SOCKET_CONNECT_TIMEOUT": _catalog_cache_timeout,
-            "SOCKET_TIMEOUT": _catalog_cache_timeout,
-        },
-    }
+    CATALOG_CACHE_REDIS
     if CATALOG_CACHE_URL
     else {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}
 )
@@ -164,9 +173,14 @@ PASSWORD_HASHERS = [
     "django.contrib.auth.hashers.Argon2PasswordHasher",
     "django.contrib.auth.hashers.PBKDF2PasswordHasher",
 ]
+# OWASP ASVS level 1: at least 12 characters, and none of the 20,000 most
+# common passwords (Django's bundled list, checked offline).
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": 12},
+    },
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
@@ -227,8 +241,33 @@ EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=30)
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default=f"{SITE_NAME} <noreply@papershelf.example>")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
+# How many reverse proxies stand in front of the site, each appending the
+# address it saw to X-Forwarded-For (1 for the nginx of docker-compose.yml).
+# Every per-address limit reads the client's address through
+# catalog.http.client_ip, which believes that many entries and no more.
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+ALLAUTH_TRUSTED_PROXY_COUNT = TRUSTED_PROXY_COUNT
+RATELIMIT_IP_META_KEY = "catalog.http.client_ip"
+# Per-address limits on anonymous readers (catalog/limits.py), counted in the
+# default cache; an empty value lifts one. Logged-in readers are not limited.
+RATELIMIT_ENABLE = env.bool("RATELIMIT_ENABLE", default=True)
+RATELIMIT_VIEW = "catalog.views.too_many_requests"
+# The cache fails open (config/redis_cache.py): with Redis down nothing is limited.
+RATELIMIT_FAIL_OPEN = True
+PAGE_RATE_LIMIT = env("PAGE_RATE_LIMIT", default="300/m")
+SEARCH_RATE_LIMIT = env("SEARCH_RATE_LIMIT", default="60/m")
+FEED_RATE_LIMIT = env("FEED_RATE_LIMIT", default="60/m")
+SILENCED_SYSTEM_CHECKS = [
+    # django-ratelimit knows django-redis's cache, not our fail-open subclass of it.
+    "django_ratelimit.W001",
+    # Without Redis (development) each process counts for itself.
+    *([] if REDIS_URL else ["django_ratelimit.E003"]),
+]
+
 # Production hardening; each switch follows DEBUG unless set explicitly.
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Only a proxy can say the client came over HTTPS; with none in front, the
+# header would be the client's own claim.
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if TRUSTED_PROXY_COUNT else None
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
@@ -418,10 +457,10 @@ BEAT_HEARTBEAT_FILE = env.path(
 CELERY_TIMEZONE = TIME_ZONE
 
 # Accounts: sign-up and log-in by email (django-allauth), feeds and digests.
-AUTHENTICATION_BACKENDS = [
-    "django.contrib.auth.backends.ModelBackend",
-    "allauth.account.auth_backends.AuthenticationBackend",
-]
+# One backend for every log-in form, the admin's included: one password hash
+# per attempt, whatever the outcome (accounts/backends.py).
+AUTHENTICATION_BACKENDS = ["accounts.backends.AuthenticationBackend"]
+ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
 LOGIN_URL = "account_login"
 LOGIN_REDIRECT_URL = "accounts:feed"
 ACCOUNT_LOGIN_METHODS = {"email"}
@@ -435,8 +474,10 @@ ACCOUNT_DEFAULT_HTTP_PROTOCOL = SITE_ROOT.split(":", 1)[0]
 # Readers are named by the address they signed up with, never by the username
 # allauth generates for Django's user table.
 ACCOUNT_USER_DISPLAY = "accounts.models.reader_name"
-# After LOGIN_FAILURES_ALLOWED wrong passwords for one account within
-# LOGIN_LOCKOUT_SECONDS, further attempts are refused until the window passes.
+# After LOGIN_FAILURES_ALLOWED wrong passwords for one account from one address
+# within LOGIN_LOCKOUT_SECONDS, further attempts from there are refused until the
+# window passes; one address may fail 20 times a minute whatever the accounts.
+# The admin's log-in shares these counts (accounts/forms.py).
 LOGIN_FAILURES_ALLOWED = env.int("LOGIN_FAILURES_ALLOWED", default=5)
 LOGIN_LOCKOUT_SECONDS = env.int("LOGIN_LOCKOUT_SECONDS", default=900)
 ACCOUNT_RATE_LIMITS = {
@@ -457,6 +498,8 @@ for _provider, _prefix, _scope in (
         }
 # Digests go out at this hour (UTC): daily ones every day, weekly ones on Mondays.
 DIGEST_HOUR = env.int("DIGEST_HOUR", default=6)
+# A digest's one-click unsubscribe link works for this long after it is sent.
+DIGEST_UNSUBSCRIBE_LINK_DAYS = env.int("DIGEST_UNSUBSCRIBE_LINK_DAYS", default=90)
 EMAIL_FILE_PATH = env("EMAIL_FILE_PATH", default=str(BASE_DIR / "sent-emails"))
 # Papers a reader may suggest to the curators in a day.
 SUGGESTIONS_PER_DAY = env.int("SUGGESTIONS_PER_DAY", default=20)

@@ -17,3 +17,6 @@ urlpatterns = [
 ]
 if settings.SERVE_MEDIA:
     urlpatterns.append(path(f"{settings.MEDIA_URL.strip('/')}/<path:path>", media_file))
+
+# allauth answers its own rate limits (sign-up, password reset) with this too.
+handler429 = "catalog.views.too_many_requests"

@@ -1,7 +1,7 @@
 import pytest
 from django.urls import reverse
 
-from catalog.models import CodeLink, Paper, PaperTag, Summary
+from catalog.models import Category, CodeLink, Paper, PaperTag, Summary
 from tests.factories import (
     CategoryFactory,
     CodeLinkFactory,
@@ -192,3 +192,22 @@ def test_non_staff_cannot_reach_admin(client, django_user_model):
 
     assert response.status_code == 302
     assert "/admin/login/" in response["Location"]
+
+
+@pytest.mark.parametrize(
+    "code", ["cs.CL", "hep-th", "math-ph", "cond-mat.mes-hall", "q-bio.NC", "physics.atom-ph"]
+)
+def test_a_curator_may_add_any_category_code_arxiv_uses(admin_client, code):
+    response = admin_client.post("/admin/catalog/category/add/", {"code": code, "name": "A name"})
+
+    assert response.status_code == 302
+    assert Category.objects.filter(code=code).exists()
+
+
+@pytest.mark.parametrize("code", ["cs/XS2", "cs.CL/", "cs CL", "cs.", ".CL", "cs..CL", "../cs"])
+def test_a_category_code_arxiv_would_not_use_is_refused(admin_client, code):
+    response = admin_client.post("/admin/catalog/category/add/", {"code": code, "name": "A name"})
+
+    assert response.status_code == 200
+    assert "Not an arXiv category code" in response.content.decode()
+    assert not Category.objects.filter(code=code).exists()

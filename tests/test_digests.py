@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import redis
 from django.conf import settings
-from django.core import mail
+from django.core import mail, signing
 from django.core.management import call_command
 from django.db import connection
 from django.test import Client
@@ -421,3 +421,19 @@ def test_a_digest_costs_the_same_queries_whatever_its_size(django_assert_num_que
     with django_assert_num_queries(6):
         assert services.send_digest(profile=profile, now=NOW)
     assert re.search(r"Papershelf: \d+ new papers", mail.outbox[0].subject)
+
+
+@pytest.mark.django_db
+def test_an_unsubscribe_link_expires(client, settings, monkeypatch):
+    settings.DIGEST_UNSUBSCRIBE_LINK_DAYS = 1
+    user = reader_following(tag=TagFactory())
+    token = services.unsubscribe_token(profile=user.profile)
+    assert client.get(f"/digests/unsubscribe/{token}/").status_code == 200
+
+    two_days_on = time.time() + 2 * 24 * 3600
+    monkeypatch.setattr(signing.time, "time", lambda: two_days_on)
+    response = client.post(f"/digests/unsubscribe/{token}/")
+
+    assert response.status_code == 400
+    assert "Unsubscribe links work for 1 day after the digest is sent" in response.content.decode()
+    assert Profile.objects.get(user=user).digest_frequency == "daily"

@@ -2,6 +2,7 @@
 
 import calendar
 import datetime
+import html
 
 import feedparser
 import pytest
@@ -66,13 +67,30 @@ def test_tag_and_category_feeds(client, fmt):
     assert client.get(f"/feeds/categories/xx.NOPE.{fmt}").status_code == 404
 
 
+def shown(detail) -> str:
+    """What a feed reader shows for a text or HTML construct, with its markup
+    kept visible: text as it is, HTML only when it holds no markup at all."""
+    if detail.type == "text/plain":
+        return detail.value
+    assert detail.type == "text/html"
+    assert "<" not in detail.value, f"markup in {detail.value!r}"
+    return html.unescape(detail.value)
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_a_tag_description_is_shown_as_text(client, fmt):
-    tag = TagFactory(description="Agents <b>that act</b>")
+def test_curators_text_in_a_feeds_description_is_shown_as_written(client, fmt):
+    TagFactory(slug="agents", description="Agents <b>that act</b> & plan")
+    CategoryFactory(code="cs.MA", name="Multiagent <i>Systems</i> & more")
 
-    feed = parse(client.get(f"/feeds/tags/{tag.slug}.{fmt}"))
+    tag_feed = parse(client.get(f"/feeds/tags/agents.{fmt}")).feed
+    category_feed = parse(client.get(f"/feeds/categories/cs.MA.{fmt}")).feed
 
-    assert feed.feed.subtitle == "Agents &lt;b&gt;that act&lt;/b&gt;"
+    # RSS's channel description may be read as HTML, Atom's subtitle is text.
+    assert tag_feed.subtitle_detail.type == ("text/html" if fmt == "rss" else "text/plain")
+    assert shown(tag_feed.subtitle_detail) == "Agents <b>that act</b> & plan"
+    assert shown(category_feed.subtitle_detail) == (
+        "The newest papers in Multiagent <i>Systems</i> & more."
+    )
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -171,4 +189,36 @@ def test_list_pages_link_their_feeds(client):
         in client.get(category.get_absolute_url()).content.decode()
     )
     search = client.get("/?q=diffusion&period=7d&page=2").content.decode()
-    assert 'href="/feeds/search.rss?q=diffusion&amp;period=7d"' in search
+    assert 'href="/feeds/search.rss?period=7d&amp;q=diffusion"' in search
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_unchanged_feed_is_answered_304(client, fmt):
+    PaperFactory()
+    first = client.get(f"/feeds/latest.{fmt}")
+    assert first["ETag"] and first["Last-Modified"]
+
+    by_date = client.get(f"/feeds/latest.{fmt}", HTTP_IF_MODIFIED_SINCE=first["Last-Modified"])
+    by_etag = client.get(f"/feeds/latest.{fmt}", HTTP_IF_NONE_MATCH=first["ETag"])
+    assert (by_date.status_code, by_date.content) == (304, b"")
+    assert (by_etag.status_code, by_etag.content) == (304, b"")
+
+    PaperFactory(published_at=timezone.now())
+    changed = client.get(
+        f"/feeds/latest.{fmt}",
+        HTTP_IF_MODIFIED_SINCE=first["Last-Modified"],
+        HTTP_IF_NONE_MATCH=first["ETag"],
+    )
+    assert changed.status_code == 200
+    assert len(parse(changed).entries) == 2
+
+
+def test_a_private_feed_is_kept_by_no_cache_on_the_way(client):
+    profile = SubscriptionFactory(tag=TagFactory()).user.profile
+
+    response = client.get(f"/feeds/private/{profile.feed_token}.rss")
+
+    assert response.status_code == 200
+    assert {"private", "no-store"} <= {
+        part.strip() for part in response["Cache-Control"].split(",")
+    }

@@ -149,3 +149,14 @@ def test_paper_page_query_count_is_fixed(client, paper, django_assert_num_querie
     with django_assert_num_queries(6):
         client.get("/papers/2505.15034/")
     assert Paper.objects.count() == 1
+
+
+def test_a_hidden_papers_stable_address_is_not_found(client):
+    hidden = PaperFactory(arxiv_id="2505.99001", is_visible=False)
+    hidden_listing = PaperFactory(arxiv_id=None, is_visible=False)
+    merged_into_hidden = PaperFactory(arxiv_id=None, merged_into=hidden)
+
+    for paper in (hidden, hidden_listing, merged_into_hidden):
+        response = client.get(f"/p/{paper.pk}/")
+        assert response.status_code == 404, paper
+        assert "2505.99001" not in response.content.decode()

@@ -17,6 +17,7 @@ from django.urls import URLResolver, get_resolver
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from accounts.models import Profile, SavedPaper, Subscription
+from accounts.services import unsubscribe_token
 from catalog.models import Paper
 from tests.accounts_factories import PASSWORD, SavedPaperFactory, SubscriptionFactory, UserFactory
 from tests.factories import CategoryFactory, PaperFactory, SummaryFactory, TagFactory
@@ -43,14 +44,15 @@ def catalog():
     return {"tag": tag, "category": category, "paper": paper}
 
 
-def test_deploy_checks_pass_with_production_settings():
+def deploy_check(**environment: str) -> subprocess.CompletedProcess:
     env = {
         **os.environ,
         "DEBUG": "0",
         "SECRET_KEY": secrets.token_urlsafe(50),
         "ALLOWED_HOSTS": "papershelf.example",
+        **environment,
     }
-    result = subprocess.run(
+    return subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=Path(settings.BASE_DIR),
         env=env,
@@ -58,6 +60,10 @@ def test_deploy_checks_pass_with_production_settings():
         text=True,
         timeout=120,
     )
+
+
+def test_deploy_checks_pass_with_production_settings():
+    result = deploy_check()
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
@@ -305,3 +311,116 @@ def test_each_reader_sees_only_their_own_subscriptions_saved_papers_and_feed_tok
     assert bob_feed.status_code == 200
     assert "Alice saved this one" not in bob_feed.content.decode()
     assert stolen.status_code == 404
+
+
+def test_a_foreign_host_is_a_logged_bad_request(client, settings, caplog, catalog):
+    settings.DEBUG = False
+    client.raise_request_exception = False
+
+    response = client.get("/", HTTP_HOST="evil.example")
+
+    assert response.status_code == 400
+    assert "Bad request" in response.content.decode()
+    assert any(
+        r.name == "django.security.DisallowedHost" and "evil.example" in r.getMessage()
+        for r in caplog.records
+    )
+
+
+READ_ONLY_PAGES = [
+    "/",
+    "/tags/",
+    "/tags/reasoning/",
+    "/categories/",
+    "/categories/cs.CL/",
+    "/healthz",
+    "/feeds/latest.rss",
+]
+
+
+@pytest.mark.parametrize("path", READ_ONLY_PAGES)
+def test_read_only_pages_answer_head_and_options(client, catalog, path):
+    head = client.head(path)
+    options = client.options(path)
+
+    assert head.status_code == 200
+    assert head.content == b""
+    assert options.status_code == 200
+    assert {"GET", "HEAD", "OPTIONS"} <= {m.strip() for m in options["Allow"].split(",")}
+    assert client.delete(path).status_code == 405
+
+
+def test_a_papers_pages_answer_head_and_options(client, catalog):
+    paper = catalog["paper"]
+    listing = PaperFactory(arxiv_id=None)
+    for path in (paper.get_absolute_url(), f"/p/{listing.pk}/"):
+        assert client.head(path).status_code == 200, path
+        assert client.options(path).status_code == 200, path
+
+
+def cache_control(response) -> set[str]:
+    return {part.strip() for part in response.get("Cache-Control", "").split(",") if part}
+
+
+def test_private_pages_are_kept_by_no_cache_on_the_way(client, catalog):
+    reader = UserFactory()
+    client.force_login(reader)
+    pages = [
+        "/feed/",
+        "/saved/",
+        "/accounts/subscriptions/",
+        "/accounts/email/",
+        "/accounts/password/change/",
+        "/",
+        catalog["paper"].get_absolute_url(),
+    ]
+    for path in pages:
+        response = client.get(path)
+        assert response.status_code == 200, path
+        assert {"private", "no-store"} <= cache_control(response), path
+
+
+def test_account_pages_are_private_even_before_logging_in(client):
+    for path in ["/accounts/login/", "/accounts/password/reset/"]:
+        assert {"private", "no-store"} <= cache_control(client.get(path)), path
+    # Public pages that never asked who is reading are left to the caches.
+    assert "no-store" not in cache_control(client.get("/feeds/latest.rss"))
+
+
+def test_a_digest_unsubscribe_page_is_private(client):
+    token = unsubscribe_token(profile=UserFactory().profile)
+
+    response = client.get(f"/digests/unsubscribe/{token}/")
+
+    assert response.status_code == 200
+    assert {"private", "no-store"} <= cache_control(response)
+
+
+@pytest.mark.parametrize(
+    ("password", "problem"),
+    [
+        ("kestrel-mot", "at least 12 characters"),  # 11 characters
+        ("password1234", "too common"),
+        ("qwerty123456", "too common"),
+    ],
+)
+def test_sign_up_refuses_short_and_common_passwords(client, password, problem):
+    response = client.post(
+        "/accounts/signup/",
+        {"email": "new@example.com", "password1": password, "password2": password},
+    )
+
+    assert response.status_code == 200
+    assert problem in response.content.decode()
+    assert not get_user_model().objects.filter(email="new@example.com").exists()
+
+
+def test_the_deploy_check_wants_the_page_cache_apart_from_the_broker():
+    shared = deploy_check(REDIS_URL="redis://broker:6379/0")
+    apart = deploy_check(
+        REDIS_URL="redis://broker:6379/0", CATALOG_CACHE_URL="redis://cache:6379/0"
+    )
+
+    assert shared.returncode != 0
+    assert "catalog.W001" in shared.stderr + shared.stdout
+    assert apart.returncode == 0, apart.stdout + apart.stderr

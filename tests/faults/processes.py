@@ -1,9 +1,11 @@
-"""Processes a fault test starts, owns and stops: gunicorn, redis-server, a PostgreSQL cluster."""
+"""Processes a fault test starts, owns and stops: gunicorn, nginx, redis-server, a PostgreSQL
+cluster."""
 
 import contextlib
 import os
 import shutil
 import socket
+import string
 import subprocess
 import sys
 import tempfile
@@ -56,7 +58,8 @@ def site_env(*, database: str, redis: str = "") -> dict[str, str]:
 
 @contextmanager
 def gunicorn(env: dict[str, str], *, workers: int = 2) -> Iterator[str]:
-    """The site under gunicorn on a free port; yields its base URL."""
+    """The site under gunicorn on a free port, with sync workers as in
+    docker-compose.yml; yields its base URL."""
     port = free_port()
     process = subprocess.Popen(
         [
@@ -80,11 +83,64 @@ def gunicorn(env: dict[str, str], *, workers: int = 2) -> Iterator[str]:
         process.wait(timeout=30)
 
 
-class RedisServer:
-    """A private redis-server on its own port, never the shared one."""
+NGINX_TEMPLATE = PROJECT / "deploy" / "nginx" / "default.conf.template"
+NGINX_MAIN = """
+daemon off;
+worker_processes 1;
+pid {dir}/nginx.pid;
+error_log {dir}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    client_body_temp_path {dir}/body;
+    proxy_temp_path {dir}/proxy;
+    fastcgi_temp_path {dir}/fastcgi;
+    uwsgi_temp_path {dir}/uwsgi;
+    scgi_temp_path {dir}/scgi;
+    include {dir}/papershelf.conf;
+}}
+"""
 
-    def __init__(self) -> None:
+
+@contextmanager
+def nginx(upstream: str) -> Iterator[str]:
+    """nginx on a free port with the production site configuration
+    (deploy/nginx/default.conf.template) in front of upstream (host:port);
+    yields its base URL."""
+    port = free_port()
+    folder = Path(tempfile.mkdtemp(prefix="papershelf-nginx-"))
+    # nginx's workers run as an unprivileged user and write request bodies here.
+    folder.chmod(0o755)
+    for name in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
+        (folder / name).mkdir(mode=0o777)
+        (folder / name).chmod(0o777)
+    site = string.Template(NGINX_TEMPLATE.read_text()).safe_substitute(
+        WEB_UPSTREAM=upstream, NGINX_PORT=f"127.0.0.1:{port}"
+    )
+    (folder / "papershelf.conf").write_text(site)
+    (folder / "nginx.conf").write_text(NGINX_MAIN.format(dir=folder))
+    binary = shutil.which("nginx") or "/usr/sbin/nginx"
+    command = [binary, "-p", str(folder), "-c", str(folder / "nginx.conf"), "-e", "stderr"]
+    subprocess.run([*command, "-t"], check=True, capture_output=True, timeout=30)
+    process = subprocess.Popen(command, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(lambda: requests.get(f"{base}/healthz", timeout=5).ok, timeout=30, what="nginx")
+        yield base
+        assert process.poll() is None, "nginx died during the test"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+class RedisServer:
+    """A private redis-server on its own port, never the shared one; options
+    are redis-server's own (e.g. "--maxmemory", "4mb")."""
+
+    def __init__(self, *options: str) -> None:
         self.port = free_port()
+        self.options = options
         self.process: subprocess.Popen | None = None
 
     @property
@@ -103,6 +159,7 @@ class RedisServer:
                 "",
                 "--appendonly",
                 "no",
+                *self.options,
             ],
             stdout=subprocess.DEVNULL,
         )
