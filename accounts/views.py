@@ -168,6 +168,8 @@ def suggest(request: HttpRequest) -> HttpResponse:
             _("Thank you: the curators will look at arXiv:%(id)s.") % {"id": form.arxiv_id},
         )
         return redirect("accounts:suggest")
+    if form.paper_in_catalog is not None:
+        suggestions.suggest_in_catalog(user=request.user, paper=form.paper_in_catalog)
     context = {
         "form": form,
         "suggestions": suggestions.reader_suggestions(user=request.user),
