@@ -45,6 +45,10 @@ def unsave_paper(*, user: AbstractBaseUser, paper: Paper) -> None:
     SavedPaper.objects.filter(user=user, paper=paper).delete()
 
 
+def record_feed_click(*, user: AbstractBaseUser, paper: Paper) -> None:
+    trending.record_signal(paper_id=paper.pk, reader_id=user.pk, kind=ReaderSignal.Kind.CLICK)
+
+
 def defer_until_login(*, request: HttpRequest, kind: str, object_id: int) -> None:
     """Remember a subscribe or save a logged-out reader asked for; done when they log in."""
     pending = request.session.get(PENDING_SESSION_KEY, [])

@@ -129,6 +129,7 @@ GET_ROUTES = {
 # The forms a visitor can post, with the fields each form reads.
 POST_FORMS = {
     "i18n/setlang/": ("/i18n/setlang/", ["language", "next"]),
+    "feed/opened/<int:paper_id>/": ("/feed/opened/{int}/", []),
     "saved/<int:paper_id>/save/": ("/saved/{int}/save/", ["next"]),
     "saved/<int:paper_id>/unsave/": ("/saved/{int}/unsave/", ["next"]),
     "tags/<slug:key>/subscribe/": ("/tags/{slug}/subscribe/", ["next", "look"]),

@@ -111,6 +111,29 @@ def test_a_paper_added_from_suggestions_gets_a_signal_from_each_reader(
     ]
 
 
+def test_opening_a_paper_from_the_feed_is_a_click_signal_once(client, readers):
+    paper, hidden = PaperFactory(), PaperFactory(is_visible=False)
+    client.force_login(readers[0])
+
+    feed = client.get("/feed/").content.decode()
+    first = client.post(f"/feed/opened/{paper.pk}/")
+    again = client.post(f"/feed/opened/{paper.pk}/")
+
+    assert 'class="paper-list" data-opened-url="/feed/opened/0/"' in feed
+    assert first.status_code == again.status_code == 204
+    assert list(ReaderSignal.objects.values_list("paper", "reader", "kind")) == [
+        (paper.pk, readers[0].pk, "click")
+    ]
+    assert client.get(f"/feed/opened/{paper.pk}/").status_code == 405
+    assert client.post(f"/feed/opened/{hidden.pk}/").status_code == 404
+    anonymous = Client().post(f"/feed/opened/{paper.pk}/")
+    assert anonymous.status_code == 302 and ReaderSignal.objects.count() == 1
+    # The beacon carries the CSRF token like any form.
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(readers[1])
+    assert strict.post(f"/feed/opened/{paper.pk}/").status_code == 403
+
+
 def test_scores_decay_with_age_so_fresh_interest_ranks_first(readers):
     now = timezone.now()
     fresh, day_old, older_but_popular = PaperFactory(), PaperFactory(), PaperFactory()
