@@ -2,10 +2,13 @@
 
 Run by bench.corpus through Django (DATABASE_URL on the benchmark database),
 so users and profiles get whatever defaults their models give. Reader 1 has
-30 subscriptions, two thirds tags and one third categories; prints the row
-counts as JSON.
+30 subscriptions, two thirds tags and one third categories. Each reader also
+leaves 0 to 20 synthetic trending signals (saves, suggestions, feed clicks)
+over the last 30 days on recent papers, the newest most often, and the
+trending scores are computed once from them. Prints the row counts as JSON.
 """
 
+import datetime
 import json
 import os
 
@@ -13,6 +16,9 @@ import django
 import numpy as np
 
 READERS = 2_000
+# Signals fall on the newest papers, Zipf-distributed over this many of them.
+SIGNALLED_PAPERS = 20_000
+SIGNALS_PER_READER = 20
 SEED = 20260102
 
 
@@ -24,6 +30,7 @@ def main() -> None:
 
     from accounts.models import Profile, Subscription
     from bench.corpus import zipf
+    from catalog import trending
     from catalog.models import Category, Tag
 
     rng = np.random.default_rng(SEED)
@@ -46,15 +53,49 @@ def main() -> None:
             for i in zipf(rng, in_categories, len(category_ids), 1.0, replace=False):
                 subscriptions.append(Subscription(user=user, category_id=category_ids[i]))
         Subscription.objects.bulk_create(subscriptions, batch_size=5_000)
+        signals = reader_signals(rng, users)
+    trending.refresh_trending()
     print(
         json.dumps(
             {
                 "auth_user": len(users),
                 "accounts_profile": len(users),
                 "accounts_subscription": len(subscriptions),
+                "catalog_readersignal": signals,
             }
         )
     )
+
+
+def reader_signals(rng: np.random.Generator, users: list) -> int:
+    """Synthetic saves, suggestions and feed clicks of the readers; returns how many."""
+    from django.utils import timezone
+
+    from bench.corpus import zipf
+    from catalog.models import NEWEST_FIRST, Paper, ReaderSignal
+
+    newest = list(
+        Paper.objects.visible()
+        .order_by(*NEWEST_FIRST)
+        .values_list("pk", flat=True)[:SIGNALLED_PAPERS]
+    )
+    kinds = [ReaderSignal.Kind.SAVE, ReaderSignal.Kind.SUGGEST, ReaderSignal.Kind.CLICK]
+    now = timezone.now()
+    signals = []
+    for user in users:
+        count = min(int(rng.integers(0, SIGNALS_PER_READER + 1)), len(newest))
+        for i in zipf(rng, count, len(newest), 0.9, replace=False):
+            seconds = float(rng.uniform(0, 30 * 24 * 3600))
+            signals.append(
+                ReaderSignal(
+                    paper_id=newest[i],
+                    reader=user,
+                    kind=kinds[int(rng.choice(3, p=[0.5, 0.1, 0.4]))],
+                    created_at=now - datetime.timedelta(seconds=seconds),
+                )
+            )
+    ReaderSignal.objects.bulk_create(signals, batch_size=5_000)
+    return len(signals)
 
 
 if __name__ == "__main__":
