@@ -1,15 +1,24 @@
 """Trending: papers ranked by what readers recently did with them.
 
 Readers' saves, suggestions and clicks from their personal feed are recorded
-as ReaderSignal rows (one per paper, reader and kind). Every few minutes a
+as ReaderSignal rows (one per paper, reader and kind). Every five minutes a
 task scores each paper over the last 24 hours, 7 days and 30 days and writes
 the scores onto the papers (Paper.trending_24h, _7d, _30d), where lists sort
 by them through an index; pages read no signal. Within a window each reader
 counts once for a paper, with their strongest signal, and a signal's weight
 halves every half-life of that window, so fresh interest outranks old.
+
+A paper's score at a moment `now` is the sum over its readers of
+weight * 2 ** -((now - signalled) / half_life). Every score shares the factor
+2 ** -((now - EPOCH) / half_life), so the order of papers is that of the sum
+of weight * 2 ** ((signalled - EPOCH) / half_life), which does not change as
+time passes. Its base-2 logarithm (which keeps the order and never overflows)
+is what is stored: a refresh rewrites only the papers that gained a signal or
+lost one out of a window, a handful, rather than every scored paper.
 """
 
 import datetime
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -34,6 +43,8 @@ WINDOWS = {
     "30d": Window(datetime.timedelta(days=30), datetime.timedelta(days=7), "trending_30d"),
 }
 DEFAULT_WINDOW = "7d"
+# Stored scores are relative to this moment (see above).
+EPOCH = datetime.datetime(2020, 1, 1, tzinfo=datetime.UTC)
 # Keeping a paper outweighs suggesting it to the curators, which outweighs
 # opening it from the feed.
 WEIGHTS = {
@@ -41,7 +52,10 @@ WEIGHTS = {
     ReaderSignal.Kind.SUGGEST: 2.0,
     ReaderSignal.Kind.CLICK: 1.0,
 }
-UPDATE_BATCH = 1000
+# bulk_update writes one CASE branch a row: small batches keep it linear.
+UPDATE_BATCH = 200
+# Stored scores closer than this are the same score computed twice.
+TOLERANCE = 1e-9
 
 
 def ordering(window: str) -> list[OrderBy]:
@@ -72,29 +86,41 @@ def record_signals(
 
 
 def compute_scores(*, now: datetime.datetime) -> dict[str, dict[int, float]]:
-    """Each window's score of every paper signalled within it."""
+    """Each window's stored score (see above) of every paper signalled within it."""
     longest = max(window.span for window in WINDOWS.values())
     signals = ReaderSignal.objects.filter(
         created_at__gt=now - longest, created_at__lte=now
     ).values_list("paper_id", "reader_id", "kind", "created_at")
-    # window -> paper -> reader -> that reader's strongest decayed signal
+    # window -> paper -> reader -> log2 of that reader's strongest signal
     strongest: dict[str, dict[int, dict[int, float]]] = {name: {} for name in WINDOWS}
     for paper_id, reader_id, kind, created_at in signals.iterator(chunk_size=5000):
-        age = now - created_at
         for name, window in WINDOWS.items():
-            if age >= window.span:
+            if now - created_at >= window.span:
                 continue
-            weight = WEIGHTS[kind] * 0.5 ** (age / window.half_life)
+            exponent = math.log2(WEIGHTS[kind]) + (created_at - EPOCH) / window.half_life
             readers = strongest[name].setdefault(paper_id, {})
-            readers[reader_id] = max(readers.get(reader_id, 0.0), weight)
+            readers[reader_id] = max(readers.get(reader_id, -math.inf), exponent)
     return {
-        name: {paper_id: sum(readers.values()) for paper_id, readers in papers.items()}
+        name: {paper_id: log2_sum(readers.values()) for paper_id, readers in papers.items()}
         for name, papers in strongest.items()
     }
 
 
+def log2_sum(exponents: Iterable[float]) -> float:
+    """log2(sum(2 ** e)), without overflow."""
+    exponents = list(exponents)
+    top = max(exponents)
+    return top + math.log2(sum(2 ** (e - top) for e in exponents))
+
+
+def score_at(stored: float, *, window: str, now: datetime.datetime) -> float:
+    """A stored score as the decayed sum of weights it stands for at `now`."""
+    return 2 ** (stored - (now - EPOCH) / WINDOWS[window].half_life)
+
+
 def refresh_trending(*, now: datetime.datetime | None = None) -> int:
-    """Score every paper afresh and store the scores; returns how many papers have one.
+    """Score every paper afresh, store the scores that changed; returns how many
+    papers have a score.
 
     Writes by queryset update, which sends no signal: instead of making the
     whole catalog cache stale, the trending version is bumped once this
@@ -106,22 +132,32 @@ def refresh_trending(*, now: datetime.datetime | None = None) -> int:
     scored = set(scores["30d"])
     columns = [window.column for window in WINDOWS.values()]
     with transaction.atomic():
-        stale = (
-            set(Paper.objects.filter(trending_30d__isnull=False).values_list("pk", flat=True))
-            - scored
-        )
-        stale_ids = sorted(stale)
+        stored = {
+            pk: values
+            for pk, *values in Paper.objects.filter(trending_30d__isnull=False).values_list(
+                "pk", *columns
+            )
+        }
+        stale_ids = sorted(set(stored) - scored)
         for start in range(0, len(stale_ids), UPDATE_BATCH):
             Paper.objects.filter(pk__in=stale_ids[start : start + UPDATE_BATCH]).update(
                 **dict.fromkeys(columns)
             )
-        papers = [
-            Paper(
-                pk=paper_id,
-                **{window.column: scores[name].get(paper_id) for name, window in WINDOWS.items()},
-            )
-            for paper_id in sorted(scored)
-        ]
-        Paper.objects.bulk_update(papers, columns, batch_size=UPDATE_BATCH)
-        transaction.on_commit(bump_trending_version)
+        changed = []
+        for paper_id in sorted(scored):
+            values = [scores[name].get(paper_id) for name in WINDOWS]
+            if not _same(values, stored.get(paper_id)):
+                changed.append(Paper(pk=paper_id, **dict(zip(columns, values, strict=True))))
+        Paper.objects.bulk_update(changed, columns, batch_size=UPDATE_BATCH)
+        if stale_ids or changed:
+            transaction.on_commit(bump_trending_version)
     return len(scored)
+
+
+def _same(new: list[float | None], old: list[float | None] | None) -> bool:
+    if old is None:
+        return False
+    return all(
+        (a is None and b is None) or (a is not None and b is not None and abs(a - b) <= TOLERANCE)
+        for a, b in zip(new, old, strict=True)
+    )
