@@ -214,16 +214,9 @@ class Paper(models.Model):
                 name="paper_listed_newest",
                 condition=Q(is_visible=True, merged_into__isnull=True),
             ),
-            # Every public list by trending score, those without one after, newest first.
-            *(
-                models.Index(
-                    F(column).desc(nulls_last=True),
-                    *NEWEST_FIRST,
-                    name=f"paper_listed_{column}",
-                    condition=Q(is_visible=True, merged_into__isnull=True),
-                )
-                for column in ("trending_24h", "trending_7d", "trending_30d")
-            ),
+            # Every public list by trending score has an index too, those
+            # without a score after, newest first: "DESC NULLS LAST", which
+            # SQLite cannot write in an index, so migration 0010 makes them.
             # The papers holding a score, which the refresh clears or rewrites
             # (a signal within 24 hours or 7 days is one within 30 days).
             models.Index(

@@ -18,6 +18,27 @@ def schedule_refresh(apps, schema_editor):
     )
 
 
+TRENDING_COLUMNS = ("trending_24h", "trending_7d", "trending_30d")
+
+
+def create_trending_indexes(apps, schema_editor):
+    # Lists sort by `score DESC NULLS LAST, listed_at DESC, id DESC`. PostgreSQL
+    # puts NULLs first in a descending index unless told; SQLite always puts
+    # them last there and cannot be told.
+    nulls_last = " NULLS LAST" if schema_editor.connection.vendor == "postgresql" else ""
+    for column in TRENDING_COLUMNS:
+        schema_editor.execute(
+            f"CREATE INDEX IF NOT EXISTS paper_listed_{column} ON catalog_paper"
+            f" ({column} DESC{nulls_last}, listed_at DESC, id DESC)"
+            " WHERE is_visible AND merged_into_id IS NULL"
+        )
+
+
+def drop_trending_indexes(apps, schema_editor):
+    for column in TRENDING_COLUMNS:
+        schema_editor.execute(f"DROP INDEX IF EXISTS paper_listed_{column}")
+
+
 def unschedule_refresh(apps, schema_editor):
     apps.get_model("django_celery_beat", "PeriodicTask").objects.filter(task=TASK).delete()
 
@@ -71,36 +92,6 @@ class Migration(migrations.Migration):
         migrations.AddIndex(
             model_name="paper",
             index=models.Index(
-                models.OrderBy(models.F("trending_24h"), descending=True, nulls_last=True),
-                models.OrderBy(models.F("listed_at"), descending=True),
-                models.OrderBy(models.F("id"), descending=True),
-                condition=models.Q(("is_visible", True), ("merged_into__isnull", True)),
-                name="paper_listed_trending_24h",
-            ),
-        ),
-        migrations.AddIndex(
-            model_name="paper",
-            index=models.Index(
-                models.OrderBy(models.F("trending_7d"), descending=True, nulls_last=True),
-                models.OrderBy(models.F("listed_at"), descending=True),
-                models.OrderBy(models.F("id"), descending=True),
-                condition=models.Q(("is_visible", True), ("merged_into__isnull", True)),
-                name="paper_listed_trending_7d",
-            ),
-        ),
-        migrations.AddIndex(
-            model_name="paper",
-            index=models.Index(
-                models.OrderBy(models.F("trending_30d"), descending=True, nulls_last=True),
-                models.OrderBy(models.F("listed_at"), descending=True),
-                models.OrderBy(models.F("id"), descending=True),
-                condition=models.Q(("is_visible", True), ("merged_into__isnull", True)),
-                name="paper_listed_trending_30d",
-            ),
-        ),
-        migrations.AddIndex(
-            model_name="paper",
-            index=models.Index(
                 condition=models.Q(("trending_30d__isnull", False)),
                 fields=["id"],
                 name="paper_trending",
@@ -134,5 +125,6 @@ class Migration(migrations.Migration):
                 fields=("paper", "reader", "kind"), name="reader_signal_once_per_kind"
             ),
         ),
+        migrations.RunPython(create_trending_indexes, drop_trending_indexes),
         migrations.RunPython(schedule_refresh, unschedule_refresh),
     ]
