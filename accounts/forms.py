@@ -45,6 +45,9 @@ class SuggestionForm(forms.Form):
     def __init__(self, *args, user, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.user = user
+        # Set when the link names a paper already in the catalog: not a
+        # suggestion, but still the reader's interest in it.
+        self.paper_in_catalog: Paper | None = None
 
     def clean_link(self) -> str:
         link = " ".join(self.cleaned_data["link"].split())
@@ -59,6 +62,7 @@ class SuggestionForm(forms.Form):
         self.arxiv_id = ids.pop()
         paper = Paper.objects.visible().filter(arxiv_id=self.arxiv_id).first()
         if paper is not None:
+            self.paper_in_catalog = paper
             raise forms.ValidationError(
                 format_html(
                     _('It is already in the catalog: <a href="{url}">{title}</a>.'),

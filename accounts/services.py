@@ -14,7 +14,8 @@ from django.utils import timezone
 
 from accounts import emails, selectors
 from accounts.models import Profile, SavedPaper, Subscription, new_feed_token
-from catalog.models import Category, Paper, Tag
+from catalog import trending
+from catalog.models import Category, Paper, ReaderSignal, Tag
 
 logger = logging.getLogger(__name__)
 
@@ -35,10 +36,17 @@ def unsubscribe(*, user: AbstractBaseUser, target: Tag | Category) -> None:
 
 def save_paper(*, user: AbstractBaseUser, paper: Paper) -> None:
     SavedPaper.objects.get_or_create(user=user, paper=paper)
+    trending.record_signal(paper_id=paper.pk, reader_id=user.pk, kind=ReaderSignal.Kind.SAVE)
 
 
 def unsave_paper(*, user: AbstractBaseUser, paper: Paper) -> None:
+    # The save's trending signal stays: the reader did find the paper worth
+    # keeping then, and unsaving and saving again must not count as fresh interest.
     SavedPaper.objects.filter(user=user, paper=paper).delete()
+
+
+def record_feed_click(*, user: AbstractBaseUser, paper: Paper) -> None:
+    trending.record_signal(paper_id=paper.pk, reader_id=user.pk, kind=ReaderSignal.Kind.CLICK)
 
 
 def defer_until_login(*, request: HttpRequest, kind: str, object_id: int) -> None:

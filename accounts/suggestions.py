@@ -8,12 +8,13 @@ from django.db.models import Count, QuerySet
 from django.utils import timezone
 
 from accounts.models import SuggestedPaper, Suggestion
-from catalog import curation
-from catalog.models import CurationEvent, Paper, Tag
+from catalog import curation, trending
+from catalog.models import CurationEvent, Paper, ReaderSignal, Tag
 from ingest import links, tasks
 from ingest.models import LinkRequest
 
 State = SuggestedPaper.State
+SUGGEST = ReaderSignal.Kind.SUGGEST
 # Reader suggestions shown on their page, newest first.
 SHOWN_SUGGESTIONS = 200
 
@@ -53,7 +54,20 @@ def suggest(
     )
     if new and not created:
         SuggestedPaper.objects.filter(pk=suggested.pk).update(last_suggested_at=now)
+    paper_id = suggested.paper_id
+    if paper_id is None and not created:  # since added another way
+        paper_id = Paper.objects.filter(arxiv_id=arxiv_id).values_list("pk", flat=True).first()
+    if paper_id:
+        # A paper already in the catalog trends from the suggestion on; one
+        # added from it, once it is added (settle_suggestions).
+        trending.record_signal(paper_id=paper_id, reader_id=user.pk, kind=SUGGEST, at=now)
     return suggestion
+
+
+def suggest_in_catalog(*, user: AbstractBaseUser, paper: Paper) -> None:
+    """A reader suggested a paper the catalog already shows: nothing for the
+    curators, but a trending signal like a suggestion of a paper added later."""
+    trending.record_signal(paper_id=paper.pk, reader_id=user.pk, kind=SUGGEST)
 
 
 def approve(
@@ -146,6 +160,17 @@ def settle_suggestions(*, request: LinkRequest) -> None:
         settled.append(suggested)
     SuggestedPaper.objects.bulk_update(
         settled, ["state", "paper", "reviewed_by", "reviewed_at"], batch_size=500
+    )
+    # Each reader who suggested a paper now added signals it, as of now: it
+    # could not trend before it was here.
+    added = {each.pk: each.paper_id for each in settled if each.state == State.ADDED}
+    readers_of = Suggestion.objects.filter(suggested_paper__in=list(added)).values_list(
+        "suggested_paper", "user"
+    )
+    trending.record_signals(
+        pairs=[(added[suggested_id], user_id) for suggested_id, user_id in readers_of],
+        kind=SUGGEST,
+        at=now,
     )
     by = request.requested_by or request.actor or "unknown"
     curation.record_each(approved, CurationEvent.Action.SUGGESTION_APPROVED, by=by)

@@ -8,6 +8,7 @@ app_name = "accounts"
 
 urlpatterns = [
     path("feed/", views.feed, name="feed"),
+    path("feed/opened/<int:paper_id>/", views.feed_opened, name="feed-opened"),
     path("saved/", views.saved, name="saved"),
     path("saved/<int:paper_id>/save/", views.change_saved, {"save": True}, name="paper-save"),
     path("saved/<int:paper_id>/unsave/", views.change_saved, {"save": False}, name="paper-unsave"),

@@ -108,6 +108,16 @@ def feed(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@require_POST
+def feed_opened(request: HttpRequest, paper_id: int) -> HttpResponse:
+    """The reader opened a paper from their feed: site.js tells with a beacon,
+    which counts toward trending as a click (once per reader and paper)."""
+    paper = selectors.visible_paper(paper_id=paper_id)
+    services.record_feed_click(user=request.user, paper=paper)
+    return HttpResponse(status=204)
+
+
+@login_required
 def saved(request: HttpRequest) -> HttpResponse:
     return render_paper_list(
         request, papers=selectors.saved_papers(user=request.user), template="accounts/saved.html"
@@ -168,6 +178,8 @@ def suggest(request: HttpRequest) -> HttpResponse:
             _("Thank you: the curators will look at arXiv:%(id)s.") % {"id": form.arxiv_id},
         )
         return redirect("accounts:suggest")
+    if form.paper_in_catalog is not None:
+        suggestions.suggest_in_catalog(user=request.user, paper=form.paper_in_catalog)
     context = {
         "form": form,
         "suggestions": suggestions.reader_suggestions(user=request.user),

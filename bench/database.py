@@ -139,6 +139,7 @@ def row_counts() -> dict[str, int]:
         "auth_user",
         "accounts_profile",
         "accounts_subscription",
+        "catalog_readersignal",
     ]
     with psycopg.connect(server_conninfo(BENCH_DATABASE)) as conn:
         return {

@@ -3,9 +3,13 @@
 Run by bench.corpus through Django (DATABASE_URL on the benchmark database),
 so users and profiles get whatever defaults their models give. Reader 1 has
 30 subscriptions, two thirds tags and one third categories, and 200 saved
-papers, some of them on the first pages; prints the row counts as JSON.
+papers, some of them on the first pages. Each reader also
+leaves 0 to 20 synthetic trending signals (saves, suggestions, feed clicks)
+over the last 30 days on recent papers, the newest most often, and the
+trending scores are computed once from them. Prints the row counts as JSON.
 """
 
+import datetime
 import json
 import os
 
@@ -14,6 +18,9 @@ import numpy as np
 
 READERS = 2_000
 SAVED = 200
+# Signals fall on the newest papers, Zipf-distributed over this many of them.
+SIGNALLED_PAPERS = 20_000
+SIGNALS_PER_READER = 20
 SEED = 20260102
 
 
@@ -25,6 +32,7 @@ def main() -> None:
 
     from accounts.models import Profile, Subscription
     from bench.corpus import zipf
+    from catalog import trending
     from catalog.models import Category, Tag
 
     rng = np.random.default_rng(SEED)
@@ -48,6 +56,8 @@ def main() -> None:
                 subscriptions.append(Subscription(user=user, category_id=category_ids[i]))
         Subscription.objects.bulk_create(subscriptions, batch_size=5_000)
         saved = save_papers(users[0], rng=rng)
+        signals = reader_signals(rng, users)
+    trending.refresh_trending()
     print(
         json.dumps(
             {
@@ -55,6 +65,7 @@ def main() -> None:
                 "accounts_profile": len(users),
                 "accounts_subscription": len(subscriptions),
                 "accounts_savedpaper": saved,
+                "catalog_readersignal": signals,
             }
         )
     )
@@ -69,6 +80,37 @@ def save_papers(user, *, rng) -> int:
     chosen = rng.choice(len(newest), size=min(SAVED, len(newest)), replace=False)
     SavedPaper.objects.bulk_create(SavedPaper(user=user, paper_id=newest[i]) for i in chosen)
     return len(chosen)
+
+
+def reader_signals(rng: np.random.Generator, users: list) -> int:
+    """Synthetic saves, suggestions and feed clicks of the readers; returns how many."""
+    from django.utils import timezone
+
+    from bench.corpus import zipf
+    from catalog.models import NEWEST_FIRST, Paper, ReaderSignal
+
+    newest = list(
+        Paper.objects.visible()
+        .order_by(*NEWEST_FIRST)
+        .values_list("pk", flat=True)[:SIGNALLED_PAPERS]
+    )
+    kinds = [ReaderSignal.Kind.SAVE, ReaderSignal.Kind.SUGGEST, ReaderSignal.Kind.CLICK]
+    now = timezone.now()
+    signals = []
+    for user in users:
+        count = min(int(rng.integers(0, SIGNALS_PER_READER + 1)), len(newest))
+        for i in zipf(rng, count, len(newest), 0.9, replace=False):
+            seconds = float(rng.uniform(0, 30 * 24 * 3600))
+            signals.append(
+                ReaderSignal(
+                    paper_id=newest[i],
+                    reader=user,
+                    kind=kinds[int(rng.choice(3, p=[0.5, 0.1, 0.4]))],
+                    created_at=now - datetime.timedelta(seconds=seconds),
+                )
+            )
+    ReaderSignal.objects.bulk_create(signals, batch_size=5_000)
+    return len(signals)
 
 
 if __name__ == "__main__":

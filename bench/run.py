@@ -197,7 +197,8 @@ def report(
         f" links over {rows['catalog_category']} categories, {rows['catalog_papertag']:,} tag"
         f" links over {rows['catalog_tag']} tags, {rows['catalog_codelink']:,} code links,"
         f" {rows['catalog_summary']:,} summaries, {rows['auth_user']:,} readers with"
-        f" {rows['accounts_subscription']:,} subscriptions) "
+        f" {rows['accounts_subscription']:,} subscriptions and"
+        f" {rows.get('catalog_readersignal', 0):,} synthetic trending signals) "
         + (
             f"loaded by COPY in {load_seconds / 60:.1f} minutes, indexes and VACUUM ANALYZE"
             " included."

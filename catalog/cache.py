@@ -28,6 +28,7 @@ from django.utils import translation
 from django.utils.http import urlencode
 
 VERSION_KEY = "catalog:version"
+TRENDING_VERSION_KEY = "catalog:trending-version"
 CSRF_PLACEHOLDER = "__catalog_csrf_token__"
 CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 
@@ -55,6 +56,17 @@ def bump_catalog_version() -> None:
         cache.incr(VERSION_KEY)
     except ValueError:  # no version yet, or it was evicted
         cache.add(VERSION_KEY, _first_version(), timeout=None)
+
+
+def trending_version() -> int:
+    """The trending scores' version: pages sorted by trending are cached under it."""
+    return _cache().get(TRENDING_VERSION_KEY) or 0
+
+
+def bump_trending_version() -> None:
+    """Make pages sorted by trending stale (after the scores' refresh has committed);
+    other pages, which do not show the scores, are kept."""
+    _cache().set(TRENDING_VERSION_KEY, _first_version(), timeout=None)
 
 
 def _first_version() -> int:
@@ -102,6 +114,7 @@ def cached_for_anonymous(
     *,
     single: Iterable[str] = (),
     multiple: Iterable[str] = (),
+    trending: bool = False,
 ) -> Callable[..., HttpResponse]:
     """Serve the view's successful GET (and HEAD) pages to anonymous readers from the cache.
 
@@ -112,9 +125,11 @@ def cached_for_anonymous(
     with its CSRF tokens (the language menu and the reader buttons post forms)
     replaced by a placeholder and each reader gets their own on the way out.
     Readers who are logged in or have a message waiting get the view itself.
+    Pages sorted by trending (all of them with trending=True, else those asked
+    with sort=trending) are also keyed on the trending scores' version.
     """
     if view is None:
-        return partial(cached_for_anonymous, single=single, multiple=multiple)
+        return partial(cached_for_anonymous, single=single, multiple=multiple, trending=trending)
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
@@ -131,7 +146,10 @@ def cached_for_anonymous(
             return view(request, *args, **kwargs)
         cache = _cache()
         address = request.build_absolute_uri()
-        key = _key("page", version, translation.get_language() or "", address)
+        scores = (
+            str(trending_version()) if trending or request.GET.get("sort") == "trending" else ""
+        )
+        key = _key("page", version, translation.get_language() or "", address, scores)
         stored = cache.get(key)
         if stored is not None:
             content_type, body = stored

@@ -24,6 +24,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from catalog.models import Paper, Tag
+from catalog.trending import WINDOWS
 
 CARD_TEMPLATE = "catalog/_paper_card.html"
 # A slot is an HTML comment the escaped paper text cannot contain.
@@ -67,7 +68,7 @@ def _forget_cards(**kwargs) -> None:
         _cards.entries.clear()
 
 
-def card_key(paper: Paper, *, thumbnails: bool) -> bytes:
+def card_key(paper: Paper, *, thumbnails: bool, trending_window: str | None) -> bytes:
     """A digest of everything the shared card shows (see templates/catalog/_paper_card.html)."""
     category = paper.primary_category
     parts = (
@@ -83,19 +84,25 @@ def card_key(paper: Paper, *, thumbnails: bool) -> bytes:
         [(tag.pk, tag.name, tag.slug) for tag in paper.tags.all()],
         paper.official_code_url,
         thumbnails and paper.thumbnail,
+        trending_window in WINDOWS and bool(getattr(paper, WINDOWS[trending_window].column)),
         translation.get_language(),
         timezone.get_current_timezone_name(),
     )
     return hashlib.blake2b(repr(parts).encode(), digest_size=16).digest()
 
 
-def shared_card(paper: Paper, *, thumbnails: bool) -> str:
+def shared_card(paper: Paper, *, thumbnails: bool, trending_window: str | None) -> str:
     """The card as every reader sees it, with their slots still open."""
     size = settings.PAPER_CARD_CACHE_SIZE
-    key = card_key(paper, thumbnails=thumbnails) if size else b""
+    key = card_key(paper, thumbnails=thumbnails, trending_window=trending_window) if size else b""
     html = _cards.get(key) if size else None
     if html is None:
-        html = get_template(CARD_TEMPLATE).render({"paper": paper, "list_thumbnails": thumbnails})
+        context = {
+            "paper": paper,
+            "list_thumbnails": thumbnails,
+            "trending_window": trending_window,
+        }
+        html = get_template(CARD_TEMPLATE).render(context)
         if size:
             _cards.put(key, html, size=size)
     return html
@@ -106,9 +113,16 @@ def slot(name: str, *key: object) -> SafeString:
     return mark_safe(SLOT.format(":".join(map(str, (name, *key)))))  # noqa: S308
 
 
-def paper_card(paper: Paper, *, thumbnails: bool, marks_new: bool, slots: CardSlots) -> SafeString:
+def paper_card(
+    paper: Paper,
+    *,
+    thumbnails: bool,
+    trending_window: str | None,
+    marks_new: bool,
+    slots: CardSlots,
+) -> SafeString:
     """The card for this reader: the shared HTML with their slots filled."""
-    html = shared_card(paper, thumbnails=thumbnails)
+    html = shared_card(paper, thumbnails=thumbnails, trending_window=trending_window)
     badge = ""
     if marks_new and getattr(paper, "is_new", False):
         badge = format_html(

@@ -18,8 +18,14 @@ from django.utils.translation import gettext_lazy as _
 from catalog.cache import cached_read
 from catalog.models import NEWEST_FIRST, Category, Paper, PaperTag, Tag
 from catalog.search import search
+from catalog.trending import DEFAULT_WINDOW, ordering
 
 PERIOD_DAYS = {"1d": 1, "7d": 7, "30d": 30, "365d": 365}
+TRENDING_WINDOWS = [
+    ("24h", _("Last 24 hours")),
+    ("7d", _("Last 7 days")),
+    ("30d", _("Last 30 days")),
+]
 MAX_QUERY_LENGTH = 300
 
 
@@ -93,10 +99,21 @@ class PaperFilter(django_filters.FilterSet):
         max_length=MAX_QUERY_LENGTH,
     )
     sort = django_filters.ChoiceFilter(
-        choices=[("newest", _("Newest first published")), ("relevance", _("Relevance"))],
+        choices=[
+            ("newest", _("Newest first published")),
+            ("relevance", _("Relevance")),
+            ("trending", _("Trending")),
+        ],
         method="filter_noop",
         empty_label=None,
         label=_("Sort"),
+    )
+    # The trending sort's window; without one, the last 7 days.
+    window = django_filters.ChoiceFilter(
+        choices=TRENDING_WINDOWS,
+        method="filter_noop",
+        empty_label=None,
+        label=_("Trending over"),
     )
 
     # Set by qs: a relevance sort ranks only the newest matches.
@@ -196,14 +213,20 @@ class PaperFilter(django_filters.FilterSet):
         ]
 
     @property
+    def trending_window(self) -> str:
+        """The window the trending sort ranks over: the one asked for if valid, else 7 days."""
+        self.form.errors  # noqa: B018 - validates the form, filling cleaned_data
+        return self.form.cleaned_data.get("window") or DEFAULT_WINDOW
+
+    @property
     def qs(self) -> QuerySet:
         if not hasattr(self, "_sorted_qs"):
             papers = super().qs
-            by_relevance = (
-                self.form.cleaned_data.get("sort") == "relevance"
-                and self.form.cleaned_data.get("q", "").strip()
-            )
-            if by_relevance:
+            sort = self.form.cleaned_data.get("sort")
+            by_relevance = sort == "relevance" and self.form.cleaned_data.get("q", "").strip()
+            if sort == "trending":
+                papers = papers.order_by(*ordering(self.trending_window))
+            elif by_relevance:
                 # Rank only the newest matches: ranking reads every match's
                 # tsvector, seconds for a word in half the catalog.
                 newest = papers.order_by(*NEWEST_FIRST).values("pk")

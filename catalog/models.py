@@ -194,6 +194,13 @@ class Paper(models.Model):
     search_document = models.GeneratedField(
         expression=PaperSearchDocument(), output_field=SearchVectorField(), db_persist=True
     )
+    # Trending scores over each window (catalog.trending), written by the
+    # periodic refresh alone; NULL for a paper no reader signalled in the
+    # window. Kept on the paper so that `sort=trending` walks an index like the
+    # newest-first sort does, rather than sorting every paper of a list.
+    trending_24h = models.FloatField(null=True, blank=True, editable=False)
+    trending_7d = models.FloatField(null=True, blank=True, editable=False)
+    trending_30d = models.FloatField(null=True, blank=True, editable=False)
 
     objects = PaperQuerySet.as_manager()
 
@@ -206,6 +213,14 @@ class Paper(models.Model):
                 *NEWEST_FIRST,
                 name="paper_listed_newest",
                 condition=Q(is_visible=True, merged_into__isnull=True),
+            ),
+            # Every public list by trending score has an index too, those
+            # without a score after, newest first: "DESC NULLS LAST", which
+            # SQLite cannot write in an index, so migration 0011 makes them.
+            # The papers holding a score, which the refresh clears or rewrites
+            # (a signal within 24 hours or 7 days is one within 30 days).
+            models.Index(
+                fields=["id"], name="paper_trending", condition=Q(trending_30d__isnull=False)
             ),
             models.Index(fields=["added_at"], name="paper_added_at"),
             models.Index(fields=["title_key"], name="paper_title_key"),
@@ -535,3 +550,35 @@ class CurationEvent(models.Model):
     @property
     def who(self) -> str:
         return self.user.get_username() if self.user_id else self.actor or "unknown"
+
+
+class ReaderSignal(models.Model):
+    """A reader showed interest in a paper: the evidence trending is scored from.
+
+    One row per paper, reader and kind: a reader saving a paper twice, or
+    saving, unsaving and saving it again, is one signal, dated the first time.
+    Rows are written by the apps above the catalog through catalog.trending.
+    """
+
+    class Kind(models.TextChoices):
+        SAVE = "save", "saved"
+        SUGGEST = "suggest", "suggested"
+        CLICK = "click", "opened from the personal feed"
+
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="reader_signals")
+    # Deleting an account deletes its signals.
+    reader = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["paper", "reader", "kind"], name="reader_signal_once_per_kind"
+            ),
+        ]
+        # The refresh reads the last 30 days of signals.
+        indexes = [models.Index(fields=["created_at"], name="reader_signal_created")]
+
+    def __str__(self) -> str:
+        return f"{self.paper_id} {self.kind} by {self.reader_id}"

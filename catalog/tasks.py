@@ -2,9 +2,16 @@
 
 from celery import shared_task
 
-from catalog import counts
+from catalog import counts, trending
 
 
 @shared_task(soft_time_limit=600, time_limit=660)
 def fold_paper_counts() -> None:
     counts.fold()
+
+
+@shared_task(soft_time_limit=240, time_limit=270)
+def refresh_trending() -> None:
+    # Scheduled every five minutes (migration 0011); a run later than that
+    # would only overlap the next.
+    trending.refresh_trending()

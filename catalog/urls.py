@@ -8,6 +8,7 @@ urlpatterns = [
     path("", views.paper_list, name="paper_list"),
     path("papers/<path:arxiv_id>/", views.paper_detail, name="paper"),
     path("p/<int:pk>/", views.paper_by_pk, name="paper_by_pk"),
+    path("trending/", views.trending, name="trending"),
     path("tags/", views.tag_index, name="tag_index"),
     path("tags/<slug:slug>/", views.tag_detail, name="tag"),
     path("categories/", views.category_index, name="category_index"),

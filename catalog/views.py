@@ -14,7 +14,7 @@ from django.views import static
 from catalog import arxiv_ids
 from catalog.cache import cached_for_anonymous
 from catalog.counts import categories_with_counts, tags_with_counts
-from catalog.filters import LIST_PARAMETERS, PERIOD_DAYS, PaperFilter
+from catalog.filters import LIST_PARAMETERS, PERIOD_DAYS, TRENDING_WINDOWS, PaperFilter
 from catalog.http import safe_methods
 from catalog.limits import limit_pages, limit_searches
 from catalog.models import Category, CodeLink, Paper, Tag
@@ -78,6 +78,12 @@ def render_paper_list(
         # attribute costs the template a dir() of the paper, per entry.
         "list_thumbnails": settings.PREVIEW_LIST_THUMBNAILS,
         "wider_period": wider_period(paper_filter, papers=papers) if not page else None,
+        # Sorted by trending, cards of papers with a score in the window say so.
+        "trending_window": (
+            paper_filter.trending_window
+            if paper_filter.form.cleaned_data.get("sort") == "trending"
+            else None
+        ),
         "relevance_candidates": (
             settings.SEARCH_RELEVANCE_CANDIDATES
             if paper_filter.ranks_newest_only
@@ -142,6 +148,30 @@ def category_detail(request: HttpRequest, code: str) -> HttpResponse:
     category = get_object_or_404(Category, code=code)
     papers = Paper.objects.visible().filter(categories=category)
     return render_paper_list(request, papers=papers, context={"category": category})
+
+
+@safe_methods
+@limit_pages
+@limit_searches
+@cached_for_anonymous(**LIST_PARAMETERS, trending=True)
+def trending(request: HttpRequest) -> HttpResponse:
+    """Every list's trending sort, on a page of its own with a tab per window."""
+    params = request.GET.copy()
+    params["sort"] = "trending"
+    request.GET = params
+    tabs = []
+    for key, label in TRENDING_WINDOWS:
+        query = params.copy()
+        for name in ("sort", "page"):
+            query.pop(name, None)
+        query["window"] = key
+        tabs.append({"key": key, "label": label, "query": query.urlencode()})
+    return render_paper_list(
+        request,
+        papers=Paper.objects.visible(),
+        template="catalog/trending.html",
+        context={"trending_tabs": tabs},
+    )
 
 
 @safe_methods

@@ -60,7 +60,7 @@ text = st.one_of(
     st.sampled_from(NASTY),
     st.text(st.characters(exclude_categories=("Cs",)), max_size=60),
 )
-LIST_PARAMS = ["q", "tag", "category", "period", "sort", "has_code", "from", "to", "page"]
+LIST_PARAMS = ["q", "tag", "category", "period", "sort", "window", "has_code", "from", "to", "page"]
 query = st.lists(st.tuples(st.one_of(st.sampled_from(LIST_PARAMS), text), text), max_size=8)
 path_value = {
     "int": st.one_of(st.integers(min_value=0, max_value=10**30), st.sampled_from(["1", "2"])),
@@ -76,6 +76,7 @@ GET_ROUTES = {
     "": "/",
     "papers/<path:arxiv_id>/": "/papers/{text}/",
     "p/<int:pk>/": "/p/{int}/",
+    "trending/": "/trending/",
     "tags/": "/tags/",
     "tags/<slug:slug>/": "/tags/{slug}/",
     "categories/": "/categories/",
@@ -128,6 +129,7 @@ GET_ROUTES = {
 # The forms a visitor can post, with the fields each form reads.
 POST_FORMS = {
     "i18n/setlang/": ("/i18n/setlang/", ["language", "next"]),
+    "feed/opened/<int:paper_id>/": ("/feed/opened/{int}/", []),
     "saved/<int:paper_id>/save/": ("/saved/{int}/save/", ["next"]),
     "saved/<int:paper_id>/unsave/": ("/saved/{int}/unsave/", ["next"]),
     "tags/<slug:key>/subscribe/": ("/tags/{slug}/subscribe/", ["next", "look"]),

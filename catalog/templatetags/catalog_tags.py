@@ -9,6 +9,7 @@ from django.utils.safestring import SafeString, mark_safe
 from catalog import cards
 from catalog.latex import latex_to_html, latex_to_text
 from catalog.rendering import render_markdown
+from catalog.trending import WINDOWS
 
 register = template.Library()
 
@@ -36,6 +37,12 @@ def latex_text(text: str) -> str:
 def media_url(name: str) -> str:
     """The address of a stored file by its name (a list's thumbnail comes as a name)."""
     return default_storage.url(name) if name else ""
+
+
+@register.filter
+def trending_score(paper, window: str) -> float | None:
+    """The paper's trending score over a window (see catalog.trending), None without one."""
+    return getattr(paper, WINDOWS[window].column) if window in WINDOWS else None
 
 
 @register.filter
@@ -67,6 +74,7 @@ def paper_card(context, paper) -> SafeString:
     return cards.paper_card(
         paper,
         thumbnails=bool(context.get("list_thumbnails")),
+        trending_window=context.get("trending_window"),
         marks_new=bool(context.get("marks_new")),
         slots=context["card_slots"],
     )

@@ -12,6 +12,7 @@ document.addEventListener("DOMContentLoaded", () => {
   setUpFilterPanel();
   for (const field of document.querySelectorAll(".picker-field")) setUpPicker(field);
   setUpShortcuts();
+  setUpOpenedBeacons();
   typesetMath(document);
 });
 
@@ -370,4 +371,20 @@ function typesetMath(root) {
     { rootMargin: "600px 0px" },
   );
   pieces.forEach((piece) => observer.observe(piece));
+}
+
+// On the personal feed, opening a paper tells the site (a trending signal) with
+// a beacon, which the browser sends even as it leaves the page.
+function setUpOpenedBeacons() {
+  const list = document.querySelector(".paper-list[data-opened-url]");
+  const token = document.querySelector("input[name=csrfmiddlewaretoken]");
+  if (!list || !token || !navigator.sendBeacon) return;
+  list.addEventListener("click", (event) => {
+    const card = event.target.closest("[data-paper-link]")?.closest("[data-paper]");
+    const id = card?.id.replace("paper-", "");
+    if (!/^\d+$/.test(id || "")) return;
+    const body = new FormData();
+    body.append("csrfmiddlewaretoken", token.value);
+    navigator.sendBeacon(list.dataset.openedUrl.replace("/0/", `/${id}/`), body);
+  });
 }

@@ -8,7 +8,8 @@ import pytest
 from django.core.files.base import ContentFile
 from django.test import Client
 
-from catalog.models import PaperImage, Summary
+from catalog import trending
+from catalog.models import PaperImage, ReaderSignal, Summary
 from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
 from tests.e2e.conftest import WATCH_POLICY_VIOLATIONS, png, policy_violations
 from tests.factories import (
@@ -28,6 +29,8 @@ PUBLIC = [
     "/",
     "/?q=reasoning&period=30d&tag=reasoning&has_code=1",
     "/?period=1d",
+    "/trending/",
+    "/?sort=trending&window=24h",
     "/papers/2505.15034/",
     "/tags/",
     "/tags/reasoning/",
@@ -77,6 +80,9 @@ def catalog(settings, tmp_path):
     reader = UserFactory()
     SubscriptionFactory(user=reader, tag=reasoning)
     SavedPaperFactory(user=reader, paper=paper)
+    # A trending paper, with its badge.
+    trending.record_signal(paper_id=paper.pk, reader_id=reader.pk, kind=ReaderSignal.Kind.SAVE)
+    trending.refresh_trending()
     return reader
 
 
