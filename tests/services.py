@@ -1,8 +1,8 @@
 """Where the suite finds the services it talks to besides the database.
 
-TEST_REDIS_URL (a server without a database number; default the local Redis on
-6379) lets two checkouts run the
-suite side by side, each against its own Redis server.
+TEST_REDIS_URL (a server, without a database number; default the local Redis
+on 6379) lets two checkouts run the suite side by side, each against its own
+Redis server.
 """
 
 import os
