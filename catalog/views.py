@@ -23,7 +23,9 @@ from catalog.selectors import (
     categories_with_counts,
     filter_papers,
     newest_listed_at,
+    page_categories,
     paper_for_page,
+    similar_papers,
     summaries_by_language,
     tags_with_counts,
     with_list_related,
@@ -199,6 +201,8 @@ def render_paper(request: HttpRequest, paper: Paper) -> HttpResponse:
         "summary_groups": summaries_by_language(paper.published_summaries),
         "has_machine_text": any(s.is_machine_written for s in paper.published_summaries),
         "bibtex": bibtex(paper),
+        "categories": page_categories(paper),
+        "similar": similar_papers(paper=paper),
     }
     return render(request, "catalog/paper_detail.html", ctx)
 
