@@ -33,8 +33,10 @@ from enrichment.models import PaperVector
 logger = logging.getLogger(__name__)
 
 # The words of a paper kept with its vector, to explain a neighbour.
-TERMS_KEPT = 12
+TERMS_KEPT = 20
 MODEL_FILE = "tfidf.joblib"
+# Words of three letters or more, hyphenated ones whole ("chain-of-thought").
+WORD_PATTERN = r"(?u)\b[a-zA-Z][a-zA-Z0-9-]{2,}\b"
 WORD = re.compile(r"[a-z][a-z0-9-]{2,}")
 
 
@@ -125,7 +127,7 @@ def fit_tfidf(
     vectorizer = TfidfVectorizer(
         lowercase=True,
         stop_words="english",
-        token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z0-9-]{2,}\b",
+        token_pattern=WORD_PATTERN,
         sublinear_tf=True,
         # Words in a single paper say nothing about similarity, on a catalog
         # large enough to have better ones.
