@@ -8,6 +8,8 @@ app_name = "accounts"
 
 urlpatterns = [
     path("feed/", views.feed, name="feed"),
+    path("feed/for-you/", views.for_you, name="for-you"),
+    path("feed/for-you/<int:paper_id>/not-interested/", views.dismiss, name="for-you-dismiss"),
     path("saved/", views.saved, name="saved"),
     path("saved/<int:paper_id>/save/", views.change_saved, {"save": True}, name="paper-save"),
     path("saved/<int:paper_id>/unsave/", views.change_saved, {"save": False}, name="paper-unsave"),
