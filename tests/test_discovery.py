@@ -404,3 +404,13 @@ def test_digests_recommend_at_most_five_and_never_the_same_paper_twice():
         user=user, since=timezone.now() - datetime.timedelta(days=1), until=timezone.now()
     )
     assert not {row.paper_id for row in later.recommended} & second
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_demo_shows_similar_papers_from_its_first_load(settings, client):
+    settings.DISCOVERY_AUTO = True
+    call_command("load_demo", stdout=StringIO())
+    paper = Paper.objects.get(arxiv_id="2505.15034")
+    assert SimilarPaper.objects.filter(paper=paper).count() == 10
+    html = client.get(paper.get_absolute_url()).content.decode()
+    assert "Similar papers" in html and "Both tagged #Reinforcement_Learning" in html
