@@ -238,6 +238,12 @@ def refresh_all(
             run.rows += refresh_reader(user=user, window=window, key=key, now=now)
             run.readers += 1
             bar.advance()
+    if user_ids is not None:
+        # Asked for on a first visit: a reader with nothing to go on yet is
+        # done too, and gets a list from the nightly run once they have.
+        Profile.objects.filter(user_id__in=user_ids, recommended_at__isnull=True).update(
+            recommended_at=now
+        )
     run.seconds = (timezone.now() - started).total_seconds()
     return run
 

@@ -414,3 +414,20 @@ def test_the_demo_shows_similar_papers_from_its_first_load(settings, client):
     assert SimilarPaper.objects.filter(paper=paper).count() == 10
     html = client.get(paper.get_absolute_url()).content.decode()
     assert "Similar papers" in html and "Both tagged #Reinforcement_Learning" in html
+
+
+@pytest.mark.django_db
+def test_a_first_visit_with_nothing_saved_or_followed_is_computed_once(
+    client, django_capture_on_commit_callbacks
+):
+    topic_papers(per_topic=2)
+    build()
+    user = UserFactory()
+    client.force_login(user)
+    with django_capture_on_commit_callbacks(execute=True) as queued:
+        response = client.get("/feed/for-you/")
+    assert len(queued) == 1 and response.context["page"].paginator.count == 0
+    assert Profile.objects.get(user=user).recommended_at is not None
+    with django_capture_on_commit_callbacks(execute=True) as queued:
+        client.get("/feed/for-you/")
+    assert queued == []
