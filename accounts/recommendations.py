@@ -226,18 +226,21 @@ def refresh_all(
     try:
         key = vectors.current_key()
     except vectors.NotFitted:
+        # Nothing is embedded yet: the lists stay as they are until build_vectors.
         logger.warning("No vectors yet: recommendations wait for `build_vectors`")
-        return run
-    window = load_window(now=now, key=key)
-    chosen = readers() if user_ids is None else readers().filter(pk__in=user_ids)
-    # Readers whose seeds vanished keep no stale list.
-    if user_ids is None:
-        Recommendation.objects.exclude(user__in=chosen.values("pk")).delete()
-    with Progress("readers", total=chosen.count(), unit="readers", enabled=show_progress) as bar:
-        for user in chosen.iterator(chunk_size=500):
-            run.rows += refresh_reader(user=user, window=window, key=key, now=now)
-            run.readers += 1
-            bar.advance()
+        key = None
+    if key is not None:
+        chosen = readers() if user_ids is None else readers().filter(pk__in=user_ids)
+        window = load_window(now=now, key=key)
+        # Readers whose seeds vanished keep no stale list.
+        if user_ids is None:
+            Recommendation.objects.exclude(user__in=chosen.values("pk")).delete()
+        total = chosen.count()
+        with Progress("readers", total=total, unit="readers", enabled=show_progress) as bar:
+            for user in chosen.iterator(chunk_size=500):
+                run.rows += refresh_reader(user=user, window=window, key=key, now=now)
+                run.readers += 1
+                bar.advance()
     if user_ids is not None:
         # Asked for on a first visit: a reader with nothing to go on yet is
         # done too, and gets a list from the nightly run once they have.

@@ -52,6 +52,7 @@ def scenarios(*, tag: str, category: str, common: str, rare: str, phrase: str) -
         Scenario("browse", "/tags/ with counts", "/tags/", 50),
         Scenario("browse", "/categories/ with counts", "/categories/", 50),
         Scenario("reader", "personal feed, 30 subscriptions", "/feed/", 80, reader=True),
+        Scenario("reader", "For you, 470 recommendations", "/feed/for-you/", 50, reader=True),
         Scenario("feeds", "/feeds/latest.rss", "/feeds/latest.rss", 50),
     ]
 

@@ -13,6 +13,10 @@ import django
 import numpy as np
 
 READERS = 2_000
+RECENT = 50_000
+RECOMMENDED = 470
+SIMILAR_PAPERS = 20_000
+SIMILAR = 10
 SEED = 20260102
 
 
@@ -46,15 +50,70 @@ def main() -> None:
             for i in zipf(rng, in_categories, len(category_ids), 1.0, replace=False):
                 subscriptions.append(Subscription(user=user, category_id=category_ids[i]))
         Subscription.objects.bulk_create(subscriptions, batch_size=5_000)
+    recommended, similar = discovery_rows(rng, users)
     print(
         json.dumps(
             {
                 "auth_user": len(users),
                 "accounts_profile": len(users),
                 "accounts_subscription": len(subscriptions),
+                "accounts_recommendation": recommended,
+                "catalog_similarpaper": similar,
             }
         )
     )
+
+
+def discovery_rows(rng: np.random.Generator, users: list) -> tuple[int, int]:
+    """What the nightly discovery jobs leave: RECOMMENDED rows a reader over the
+    newest RECENT papers (the For-you tab), and SIMILAR neighbours for each of
+    the newest SIMILAR_PAPERS papers (the paper page measures one of them)."""
+    from django.db import transaction
+    from django.utils import timezone
+
+    from accounts.models import Profile, Recommendation
+    from catalog.models import Paper, SimilarPaper
+
+    recent = np.asarray(
+        Paper.objects.visible().order_by("-id").values_list("pk", flat=True)[:RECENT]
+    )
+    if len(recent) < 2:
+        return 0, 0
+    now = timezone.now()
+    recommended = 0
+    with transaction.atomic():
+        for user in users:
+            chosen = rng.choice(recent, size=min(RECOMMENDED, len(recent)), replace=False)
+            scores = rng.uniform(0.2, 0.9, size=len(chosen))
+            Recommendation.objects.bulk_create(
+                Recommendation(
+                    user=user,
+                    paper_id=int(pk),
+                    score=float(score),
+                    because_paper_id=int(recent[-1]),
+                    computed_at=now,
+                )
+                for pk, score in zip(chosen, scores, strict=True)
+            )
+            recommended += len(chosen)
+        rows = []
+        for pk in recent[:SIMILAR_PAPERS]:
+            others = rng.choice(recent, size=SIMILAR + 1, replace=False)
+            others = [int(o) for o in others if o != pk][:SIMILAR]
+            rows.extend(
+                SimilarPaper(
+                    paper_id=int(pk),
+                    similar_id=other,
+                    rank=rank,
+                    score=1.0 - rank / 20,
+                    terms=["reasoning", "agents"],
+                    computed_at=now,
+                )
+                for rank, other in enumerate(others, 1)
+            )
+        SimilarPaper.objects.bulk_create(rows, batch_size=10_000)
+        Profile.objects.update(recommended_at=now)
+    return recommended, len(rows)
 
 
 if __name__ == "__main__":
