@@ -3,7 +3,7 @@ query instead of a query of its own: string_agg on PostgreSQL, group_concat
 on SQLite. Fields are joined by FIELD and rows by ROW, two control characters
 no title, name, slug or code holds."""
 
-from django.db.models import Aggregate, Expression, OuterRef, QuerySet, Subquery, TextField, Value
+from django.db.models import Aggregate, Expression, QuerySet, Subquery, TextField, Value
 from django.db.models.functions import Concat
 
 FIELD = "\x1f"
@@ -41,6 +41,3 @@ def split_rows(text: str | None) -> list[list[str]]:
     if not text:
         return []
     return [row.split(FIELD) for row in text.split(ROW)]
-
-
-__all__ = ["FIELD", "ROW", "JoinedText", "OuterRef", "joined_rows", "split_rows"]
