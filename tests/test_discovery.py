@@ -205,12 +205,8 @@ def test_the_paper_page_shows_similar_papers_with_why_in_the_same_queries(
     html = response.content.decode()
     assert "Similar papers" in html
     similar = response.context["similar"]
-    assert [entry.paper.pk for entry in similar[:2]] == [
-        p.pk for p in papers["galaxies"][2:] if p.pk != hidden.pk
-    ][:2] or {entry.paper.pk for entry in similar[:2]} == {
-        papers["galaxies"][2].pk,
-        papers["galaxies"][3].pk,
-    }
+    # The other two visible papers of the topic come first.
+    assert {entry.paper.pk for entry in similar[:2]} == {p.pk for p in papers["galaxies"][2:]}
     assert hidden.pk not in {entry.paper.pk for entry in similar}
     tagged = next(e for e in similar if e.paper.pk == papers["galaxies"][2].pk)
     assert [t.slug for t in tagged.shared_tags] == ["galaxies"]
