@@ -11,7 +11,7 @@ export DEBUG ?= 1
 export SITE_ROOT ?= http://$(if $(filter 0.0.0.0,$(HOST)),127.0.0.1,$(HOST)):$(PORT)
 
 .PHONY: run test lint format lock migrate demo worker beat clean bench-import bench profile
-.PHONY: bench-freshness bench-code-links
+.PHONY: bench-freshness bench-code-links bench-similar bench-discovery
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -94,6 +94,18 @@ bench-freshness: $(VENV)/.installed
 # Precision and recall of the code-link extractor on the labelled abstracts.
 bench-code-links: $(VENV)/.installed
 	$(BIN)/python -m bench.code_links --show-misses
+
+# How topical the similar papers are on the demo: the top 5 of each paper of
+# the Korean list sharing a tag or a topic (see BENCHMARKS.md).
+bench-similar: $(VENV)/.installed
+	$(BIN)/python -m bench.similar_quality --show
+
+# Neighbours of N synthetic paper vectors (time, peak memory, recall) and the
+# nightly For-you ranking for READERS readers (see BENCHMARKS.md).
+VECTORS ?= 1000000
+READERS ?= 2000
+bench-discovery: $(VENV)/.installed
+	$(BIN)/python -m bench.discovery --vectors $(VECTORS) --readers $(READERS)
 
 # The catalog at arXiv's size: N synthetic papers in a scratch database, every
 # page timed, the list loaded with wrk, the snapshot import benchmark; writes

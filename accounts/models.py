@@ -39,6 +39,8 @@ class Profile(models.Model):
     feed_token = models.CharField(max_length=64, unique=True, default=new_feed_token)
     # The site language the reader chose; pages and digests use it once they log in.
     language = models.CharField(max_length=16, blank=True, choices=settings.LANGUAGES)
+    # When the reader's For-you list was last computed (nightly, or on first need).
+    recommended_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return str(self.user)
@@ -179,3 +181,70 @@ class Suggestion(models.Model):
 def reader_name(user: AbstractBaseUser) -> str:
     """How the site names a reader to them: the address they signed up with."""
     return user.email or user.get_username()
+
+
+class Recommendation(models.Model):
+    """A recent paper recommended to a reader, with what it was recommended for:
+    the saved paper it is most like, or the followed tag. Rebuilt nightly."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="recommendations"
+    )
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="recommendations")
+    score = models.FloatField()
+    because_paper = models.ForeignKey(
+        Paper, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    because_tag = models.ForeignKey(
+        Tag, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    computed_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "paper"], name="recommendation_once"),
+        ]
+        indexes = [
+            # The For-you tab and the digest: a reader's best first.
+            models.Index(fields=["user", "-score"], name="recommendation_user_score"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.paper_id} ({self.score:.3f})"
+
+
+class DismissedPaper(models.Model):
+    """A paper a reader marked "not interested": never recommended to them again,
+    and papers like it rank lower."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="dismissed_papers"
+    )
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "paper"], name="dismissed_paper_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: not {self.paper_id}"
+
+
+class RecommendationSent(models.Model):
+    """A paper mailed to a reader as a recommendation: no digest sends it again."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="recommendations_sent"
+    )
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="+")
+    sent_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "paper"], name="recommendation_sent_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: sent {self.paper_id}"

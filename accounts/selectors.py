@@ -13,6 +13,7 @@ from django.db.models import (
     Case,
     Exists,
     ExpressionWrapper,
+    F,
     OuterRef,
     Q,
     QuerySet,
@@ -23,8 +24,8 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
-from accounts.models import Profile, SavedPaper, Subscription
-from catalog.models import Category, Paper, PaperTag, Tag
+from accounts.models import Profile, Recommendation, RecommendationSent, SavedPaper, Subscription
+from catalog.models import NEWEST_FIRST, Category, Paper, PaperTag, Tag
 
 PaperCategory = Paper.categories.through
 
@@ -32,6 +33,8 @@ PaperCategory = Paper.categories.through
 # "new" marks stay put so the reader can page through them.
 FEED_VISIT_GAP = datetime.timedelta(minutes=30)
 DIGEST_PAPERS_PER_GROUP = 30
+DIGEST_RECOMMENDED = 5
+DIGEST_RECOMMENDED_DAYS = 30
 UNSUBSCRIBE_SALT = "accounts.digest-unsubscribe"
 # The last feed view is written at most once a minute: views in between would
 # move it by seconds, against a 30-minute gap, at the cost of a write each.
@@ -130,6 +133,26 @@ def saved_papers(*, user: AbstractBaseUser) -> QuerySet[Paper]:
     return Paper.objects.visible().filter(saved_by__user=user)
 
 
+def for_you_papers(*, user: AbstractBaseUser) -> QuerySet[Paper]:
+    """The reader's recommended papers with what each is recommended for, in the
+    page's one query (the join on the reader's recommendation row is reused)."""
+    return (
+        Paper.objects.visible()
+        .filter(recommendations__user=user)
+        .annotate(
+            recommendation_score=F("recommendations__score"),
+            because_paper_pk=F("recommendations__because_paper_id"),
+            because_paper_title=F("recommendations__because_paper__title"),
+            because_paper_arxiv_id=F("recommendations__because_paper__arxiv_id"),
+            because_tag_name=F("recommendations__because_tag__name"),
+            because_tag_slug=F("recommendations__because_tag__slug"),
+        )
+    )
+
+
+FOR_YOU_ORDER = (F("recommendation_score").desc(), *NEWEST_FIRST)
+
+
 def profile_for_feed_token(*, token: str) -> Profile:
     return get_object_or_404(Profile.objects.select_related("user"), feed_token=token)
 
@@ -188,6 +211,8 @@ class DigestGroup:
 class Digest:
     groups: list[DigestGroup]
     paper_count: int
+    # "Recommended for you": Recommendation rows, their papers never sent before.
+    recommended: list[Recommendation] = field(default_factory=list)
 
 
 def digest(*, user: AbstractBaseUser, since: datetime.datetime, until: datetime.datetime) -> Digest:
@@ -229,5 +254,28 @@ def digest(*, user: AbstractBaseUser, since: datetime.datetime, until: datetime.
                     more=max(0, len(papers) - DIGEST_PAPERS_PER_GROUP),
                 )
             )
-    prefetch_related_objects([p for group in groups for p in group.papers], "code_links")
-    return Digest(groups=groups, paper_count=len(paper_ids))
+    recommended = digest_recommendations(user=user, until=until)
+    prefetch_related_objects(
+        [p for group in groups for p in group.papers] + [row.paper for row in recommended],
+        "code_links",
+    )
+    return Digest(groups=groups, paper_count=len(paper_ids), recommended=recommended)
+
+
+def digest_recommendations(*, user: AbstractBaseUser, until: datetime.datetime) -> list:
+    """The reader's best recommendations of the last RECOMMENDED_DAYS for a digest:
+    never a paper sent to them as a recommendation before, nor one their
+    subscriptions bring (those are in the digest's groups, now or before)."""
+    in_tags, in_categories = _subscribed_filters(user)
+    papers = (
+        Paper.objects.visible()
+        .filter(listed_at__gte=until - datetime.timedelta(days=DIGEST_RECOMMENDED_DAYS))
+        .exclude(Exists(in_tags) | Exists(in_categories))
+    )
+    sent = RecommendationSent.objects.filter(user=user, paper=OuterRef("paper"))
+    return list(
+        Recommendation.objects.filter(user=user, paper__in=papers)
+        .filter(~Exists(sent))
+        .select_related("paper", "because_paper", "because_tag")
+        .order_by("-score", "paper_id")[:DIGEST_RECOMMENDED]
+    )

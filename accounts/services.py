@@ -12,8 +12,16 @@ from django.db import transaction
 from django.http import HttpRequest
 from django.utils import timezone
 
-from accounts import emails, selectors
-from accounts.models import Profile, SavedPaper, Subscription, new_feed_token
+from accounts import emails, recommendations, selectors
+from accounts.models import (
+    DismissedPaper,
+    Profile,
+    Recommendation,
+    RecommendationSent,
+    SavedPaper,
+    Subscription,
+    new_feed_token,
+)
 from catalog import trending
 from catalog.models import Category, Paper, ReaderSignal, Tag
 
@@ -47,6 +55,15 @@ def unsave_paper(*, user: AbstractBaseUser, paper: Paper) -> None:
 
 def record_feed_click(*, user: AbstractBaseUser, paper: Paper) -> None:
     trending.record_signal(paper_id=paper.pk, reader_id=user.pk, kind=ReaderSignal.Kind.CLICK)
+
+
+def dismiss_paper(*, user: AbstractBaseUser, paper: Paper) -> None:
+    """ "Not interested": the paper leaves the reader's For-you list for good, and
+    the papers most like it move down at once (the nightly run does the rest)."""
+    with transaction.atomic():
+        DismissedPaper.objects.get_or_create(user=user, paper=paper)
+        Recommendation.objects.filter(user=user, paper=paper).delete()
+        recommendations.push_down_like(user=user, paper=paper)
 
 
 def defer_until_login(*, request: HttpRequest, kind: str, object_id: int) -> None:
@@ -151,13 +168,22 @@ def send_digest(*, profile: Profile, now: datetime.datetime) -> bool:
         if not claimed:
             return False
         digest = selectors.digest(user=profile.user, since=since, until=now)
-        if not digest.groups:
+        if not digest.groups and not digest.recommended:
             return False
         emails.send_digest(
             user=profile.user,
             digest=digest,
             unsubscribe_token=unsubscribe_token(profile=profile),
             language=profile.language or settings.LANGUAGE_CODE,
+        )
+        # Remembered with the claim: a failed send records nothing, and a sent
+        # recommendation is never mailed again.
+        RecommendationSent.objects.bulk_create(
+            [
+                RecommendationSent(user=profile.user, paper=row.paper, sent_at=now)
+                for row in digest.recommended
+            ],
+            ignore_conflicts=True,
         )
     profile.last_digest_at = now
     return True

@@ -12,6 +12,8 @@ from django.urls import reverse
 from catalog.models import Category, Paper, Tag
 
 SAVE_TEMPLATE = "accounts/toggles/save.html"
+DISMISS_TEMPLATE = "accounts/toggles/dismiss.html"
+BECAUSE_TEMPLATE = "accounts/_because.html"
 SUBSCRIBE_TEMPLATE = "accounts/toggles/subscribe.html"
 # "button" on a tag's or category's own page, "chip" beside a tag on a paper.
 SUBSCRIBE_LOOKS = ("button", "chip")
@@ -105,3 +107,15 @@ class ReaderCardSlots:
             )
             self.rendered[key] = self._render(SUBSCRIBE_TEMPLATE, values)
         return self.rendered[key]
+
+    def because(self, paper: Paper) -> str:
+        # Each paper's own reason: rendered per card, on For you only.
+        return get_template(BECAUSE_TEMPLATE).render({"paper": paper})
+
+    def dismiss_button(self, paper: Paper) -> str:
+        if "dismiss" not in self.rendered:
+            values = {"next": next_path(self.request), "action_url": self.STAND_IN}
+            self.rendered["dismiss"] = self._render(DISMISS_TEMPLATE, values)
+        return self.rendered["dismiss"].replace(
+            self.STAND_IN, self._address("accounts:for-you-dismiss", paper.pk)
+        )

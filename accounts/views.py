@@ -5,6 +5,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core import signing
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
@@ -16,7 +17,12 @@ from django.views.decorators.http import require_http_methods, require_POST
 from accounts import selectors, services, suggestions, toggles
 from accounts.forms import DigestSettingsForm, SuggestionForm
 from accounts.middleware import READER_LANGUAGE_SESSION_KEY
+from accounts.tasks import refresh_recommendations
+from catalog import background
 from catalog.views import render_paper_list
+
+# The For-you tab shows the last 30 days unless the reader picks another period.
+FOR_YOU_DEFAULT_PERIOD = "30d"
 
 
 @require_POST
@@ -115,6 +121,46 @@ def feed_opened(request: HttpRequest, paper_id: int) -> HttpResponse:
     paper = selectors.visible_paper(paper_id=paper_id)
     services.record_feed_click(user=request.user, paper=paper)
     return HttpResponse(status=204)
+
+
+@login_required
+def for_you(request: HttpRequest) -> HttpResponse:
+    """Recent papers ranked for the reader (last 30 days unless a period or dates are chosen)."""
+    profile = request.user.profile
+    if profile.recommended_at is None:
+        # A reader's first visit: their list is computed now, in the background,
+        # rather than at night.
+        background.send(refresh_recommendations, [request.user.pk])
+    params = request.GET
+    if not any(params.get(name) for name in ("period", "from", "to")):
+        params = params.copy()
+        params["period"] = FOR_YOU_DEFAULT_PERIOD
+    return render_paper_list(
+        request,
+        papers=selectors.for_you_papers(user=request.user),
+        template="accounts/for_you.html",
+        params=params,
+        ordering=selectors.FOR_YOU_ORDER,
+        context={"for_you": True, "recommended_at": profile.recommended_at},
+    )
+
+
+@login_required
+@require_POST
+def dismiss(request: HttpRequest, paper_id: int) -> HttpResponse:
+    paper = selectors.visible_paper(paper_id=paper_id)
+    services.dismiss_paper(user=request.user, paper=paper)
+    messages.success(
+        request,
+        _("You won't be shown “%(title)s” again, and papers like it rank lower.")
+        % {"title": paper.title},
+    )
+    next_url = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(
+        next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        next_url = reverse("accounts:for-you")
+    return HttpResponseRedirect(next_url)
 
 
 @login_required

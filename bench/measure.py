@@ -58,6 +58,7 @@ def scenarios(*, tag: str, category: str, common: str, rare: str, phrase: str) -
         Scenario("browse", "/tags/ with counts", "/tags/", 25),
         Scenario("browse", "/categories/ with counts", "/categories/", 25),
         Scenario("reader", "personal feed, 30 subscriptions", "/feed/", 25, reader=True),
+        Scenario("reader", "For you, 470 recommendations", "/feed/for-you/", 25, reader=True),
         Scenario("feeds", "/feeds/latest.rss", "/feeds/latest.rss", 50),
     ]
 

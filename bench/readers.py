@@ -6,7 +6,9 @@ so users and profiles get whatever defaults their models give. Reader 1 has
 papers, some of them on the first pages. Each reader also
 leaves 0 to 20 synthetic trending signals (saves, suggestions, feed clicks)
 over the last 30 days on recent papers, the newest most often, and the
-trending scores are computed once from them. Prints the row counts as JSON.
+trending scores are computed once from them; then come what the nightly
+discovery jobs leave (recommendations, similar papers). Prints the row
+counts as JSON.
 """
 
 import datetime
@@ -21,6 +23,10 @@ SAVED = 200
 # Signals fall on the newest papers, Zipf-distributed over this many of them.
 SIGNALLED_PAPERS = 20_000
 SIGNALS_PER_READER = 20
+RECENT = 50_000
+RECOMMENDED = 470
+SIMILAR_PAPERS = 20_000
+SIMILAR = 10
 SEED = 20260102
 
 
@@ -58,6 +64,7 @@ def main() -> None:
         saved = save_papers(users[0], rng=rng)
         signals = reader_signals(rng, users)
     trending.refresh_trending()
+    recommended, similar = discovery_rows(rng, users)
     print(
         json.dumps(
             {
@@ -66,6 +73,8 @@ def main() -> None:
                 "accounts_subscription": len(subscriptions),
                 "accounts_savedpaper": saved,
                 "catalog_readersignal": signals,
+                "accounts_recommendation": recommended,
+                "catalog_similarpaper": similar,
             }
         )
     )
@@ -111,6 +120,58 @@ def reader_signals(rng: np.random.Generator, users: list) -> int:
             )
     ReaderSignal.objects.bulk_create(signals, batch_size=5_000)
     return len(signals)
+
+
+def discovery_rows(rng: np.random.Generator, users: list) -> tuple[int, int]:
+    """What the nightly discovery jobs leave: RECOMMENDED rows a reader over the
+    newest RECENT papers (the For-you tab), and SIMILAR neighbours for each of
+    the newest SIMILAR_PAPERS papers (the paper page measures one of them)."""
+    from django.db import transaction
+    from django.utils import timezone
+
+    from accounts.models import Profile, Recommendation
+    from catalog.models import Paper, SimilarPaper
+
+    recent = np.asarray(
+        Paper.objects.visible().order_by("-id").values_list("pk", flat=True)[:RECENT]
+    )
+    if len(recent) < 2:
+        return 0, 0
+    now = timezone.now()
+    recommended = 0
+    with transaction.atomic():
+        for user in users:
+            chosen = rng.choice(recent, size=min(RECOMMENDED, len(recent)), replace=False)
+            scores = rng.uniform(0.2, 0.9, size=len(chosen))
+            Recommendation.objects.bulk_create(
+                Recommendation(
+                    user=user,
+                    paper_id=int(pk),
+                    score=float(score),
+                    because_paper_id=int(recent[-1]),
+                    computed_at=now,
+                )
+                for pk, score in zip(chosen, scores, strict=True)
+            )
+            recommended += len(chosen)
+        rows = []
+        for pk in recent[:SIMILAR_PAPERS]:
+            others = rng.choice(recent, size=SIMILAR + 1, replace=False)
+            others = [int(o) for o in others if o != pk][:SIMILAR]
+            rows.extend(
+                SimilarPaper(
+                    paper_id=int(pk),
+                    similar_id=other,
+                    rank=rank,
+                    score=1.0 - rank / 20,
+                    terms=["reasoning", "agents"],
+                    computed_at=now,
+                )
+                for rank, other in enumerate(others, 1)
+            )
+        SimilarPaper.objects.bulk_create(rows, batch_size=10_000)
+        Profile.objects.update(recommended_at=now)
+    return recommended, len(rows)
 
 
 if __name__ == "__main__":

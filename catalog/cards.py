@@ -5,8 +5,9 @@ depends only on the paper as the list fetched it, the language and the list's
 options, so it is kept in a per-process LRU keyed by a digest of exactly those
 values: a changed paper gets a new key, and nothing ever needs invalidating.
 What differs per reader is left as slots in the shared HTML, filled on every
-request: the "new" badge, the save toggle and each tag's follow chip (the last
-two by the reader's `CardSlots`, which the accounts app puts in every page's
+request: the "new" badge, the save toggle, each tag's follow chip and, on
+For you, why the paper is there and the "not interested" button (all but the
+badge by the reader's `CardSlots`, which the accounts app puts in every page's
 context). Without Redis this works the same: each process keeps its own cards.
 """
 
@@ -37,6 +38,10 @@ class CardSlots(Protocol):
     def save_toggle(self, paper: Paper) -> str: ...
 
     def follow_chip(self, tag: Tag) -> str: ...
+
+    def because(self, paper: Paper) -> str: ...
+
+    def dismiss_button(self, paper: Paper) -> str: ...
 
 
 class _LRU:
@@ -119,6 +124,7 @@ def paper_card(
     thumbnails: bool,
     trending_window: str | None,
     marks_new: bool,
+    for_you: bool,
     slots: CardSlots,
 ) -> SafeString:
     """The card for this reader: the shared HTML with their slots filled."""
@@ -129,6 +135,8 @@ def paper_card(
             '<span class="badge new">{}</span>', translation.gettext("New since your last visit")
         )
     html = html.replace(slot("new"), badge, 1).replace(slot("save"), slots.save_toggle(paper), 1)
+    html = html.replace(slot("because"), slots.because(paper) if for_you else "", 1)
+    html = html.replace(slot("dismiss"), slots.dismiss_button(paper) if for_you else "", 1)
     for tag in paper.tags.all():
         html = html.replace(slot("chip", tag.pk), slots.follow_chip(tag), 1)
     # The shared HTML was escaped when rendered; the slots are the reader's

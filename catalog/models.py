@@ -582,3 +582,31 @@ class ReaderSignal(models.Model):
 
     def __str__(self) -> str:
         return f"{self.paper_id} {self.kind} by {self.reader_id}"
+
+
+class SimilarPaper(models.Model):
+    """One of a paper's nearest neighbours by text, precomputed by enrichment so
+    the paper page reads them in one query and the web holds no vectors."""
+
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="similar_rows")
+    similar = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="+")
+    rank = models.PositiveSmallIntegerField()
+    # Cosine similarity of the two papers' vectors.
+    score = models.FloatField()
+    # The words both papers weigh most, for the "why" when they share no tag.
+    terms = models.JSONField(default=list, blank=True)
+    computed_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["paper", "rank"]
+        constraints = [
+            models.UniqueConstraint(fields=["paper", "rank"], name="similar_paper_rank_once"),
+        ]
+        indexes = [
+            # Reverse lookups: which papers count this one among their neighbours
+            # (recommendations, and dropping rows of a paper that left).
+            models.Index(fields=["similar"], name="similar_paper_similar"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.paper_id} ~ {self.similar_id} (#{self.rank})"

@@ -1,16 +1,30 @@
 """Reads for the public pages; each owns the joins its page needs."""
 
 import datetime
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
 from django.http import QueryDict
+from django.urls import reverse
 from django.utils import translation
 
 from catalog.filters import PaperFilter
-from catalog.models import NEWEST_FIRST, Category, CodeLink, Paper, PaperImage, Summary, Tag
+from catalog.joined import joined_rows, split_rows
+from catalog.models import (
+    NEWEST_FIRST,
+    Category,
+    CodeLink,
+    Paper,
+    PaperImage,
+    PaperTag,
+    SimilarPaper,
+    Summary,
+    Tag,
+)
 
 FEED_LENGTH = 50
+PaperCategory = Paper.categories.through
 
 
 def filter_papers(params: QueryDict, *, papers: QuerySet[Paper] | None = None) -> PaperFilter:
@@ -41,18 +55,89 @@ def newest_listed_at(papers: QuerySet[Paper]) -> datetime.datetime | None:
 
 
 def paper_for_page(papers: QuerySet[Paper]) -> QuerySet[Paper]:
-    """Everything the paper page shows; published summaries only."""
-    return papers.select_related("primary_category").prefetch_related(
-        Prefetch("categories", queryset=Category.objects.order_by("code")),
-        Prefetch("tags", queryset=Tag.objects.order_by("name")),
-        Prefetch("code_links", queryset=CodeLink.objects.order_by("kind", "id")),
-        Prefetch(
-            "summaries",
-            queryset=Summary.objects.filter(status=Summary.Status.PUBLISHED),
-            to_attr="published_summaries",
-        ),
-        Prefetch("images", queryset=PaperImage.objects.order_by("kind", "position")),
+    """Everything the paper page shows but its similar papers; published summaries only.
+
+    The categories come as one column of the paper's own row (see
+    page_categories), which leaves the page a query for its similar papers.
+    """
+    in_categories = PaperCategory.objects.filter(paper=OuterRef("pk"))
+    categories = joined_rows(in_categories, by="paper", fields=["category__code", "category__name"])
+    return (
+        papers.select_related("primary_category")
+        .annotate(category_rows=categories)
+        .prefetch_related(
+            Prefetch("tags", queryset=Tag.objects.order_by("name")),
+            Prefetch("code_links", queryset=CodeLink.objects.order_by("kind", "id")),
+            Prefetch(
+                "summaries",
+                queryset=Summary.objects.filter(status=Summary.Status.PUBLISHED),
+                to_attr="published_summaries",
+            ),
+            Prefetch("images", queryset=PaperImage.objects.order_by("kind", "position")),
+        )
     )
+
+
+def page_categories(paper: Paper) -> list[Category]:
+    """The paper's categories by code, read from the column paper_for_page adds."""
+    found = [Category(code=code, name=name) for code, name in split_rows(paper.category_rows)]
+    return sorted(found, key=lambda category: category.code)
+
+
+@dataclass(frozen=True)
+class TagLink:
+    name: str
+    slug: str
+
+    def get_absolute_url(self) -> str:
+        return reverse("catalog:tag", args=[self.slug])
+
+
+@dataclass
+class SimilarEntry:
+    """A similar paper as its page lists it, with why it is there."""
+
+    paper: Paper
+    score: float
+    tags: list[TagLink]
+    shared_tags: list[TagLink]
+    terms: list[str]
+
+
+def similar_papers(*, paper: Paper) -> list[SimilarEntry]:
+    """Up to SIMILAR_PAPERS visible papers most like this one, in one query: the
+    neighbour rows with the papers and each paper's tags as a column. The
+    paper's own tags must have been prefetched (paper_for_page does)."""
+    tags = joined_rows(
+        PaperTag.objects.filter(paper=OuterRef("similar_id")),
+        by="paper",
+        fields=["tag__slug", "tag__name"],
+    )
+    rows = (
+        SimilarPaper.objects.filter(
+            paper=paper, similar__is_visible=True, similar__merged_into__isnull=True
+        )
+        .select_related("similar")
+        .annotate(tag_rows=tags)
+        .order_by("rank")[: settings.SIMILAR_PAPERS]
+    )
+    own = {tag.slug for tag in paper.tags.all()}
+    entries = []
+    for row in rows:
+        links = sorted(
+            (TagLink(name=name, slug=slug) for slug, name in split_rows(row.tag_rows)),
+            key=lambda link: link.name,
+        )
+        entries.append(
+            SimilarEntry(
+                paper=row.similar,
+                score=row.score,
+                tags=links,
+                shared_tags=[link for link in links if link.slug in own],
+                terms=list(row.terms or []),
+            )
+        )
+    return entries
 
 
 def summaries_by_language(summaries: list[Summary]) -> list[tuple[str, list[Summary]]]:

@@ -23,6 +23,9 @@ from catalog.models import (
 # and bulk (a snapshot import or harvest, whose papers are enriched in bulk by
 # command rather than one task each). Receivers act after the commit.
 papers_stored = Signal()
+# Sent by `load_demo` after its papers are committed, with paper_ids: the apps
+# above build at once what the demo pages show (similar papers).
+demo_loaded = Signal()
 
 SHOWN_MODELS = (Paper, PaperAuthor, Author, PaperTag, Tag, Category, CodeLink, Summary, PaperImage)
 

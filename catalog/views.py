@@ -1,10 +1,12 @@
 import datetime
+from collections.abc import Sequence
+from typing import Any
 
 from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.core.paginator import EmptyPage, Page
 from django.db.models import QuerySet
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -23,7 +25,9 @@ from catalog.rendering import bibtex
 from catalog.selectors import (
     filter_papers,
     newest_listed_at,
+    page_categories,
     paper_for_page,
+    similar_papers,
     summaries_by_language,
     with_list_related,
 )
@@ -61,12 +65,18 @@ def render_paper_list(
     papers: QuerySet[Paper],
     template: str = "catalog/paper_list.html",
     context: dict | None = None,
+    params: QueryDict | None = None,
+    ordering: Sequence[Any] = (),
 ) -> HttpResponse:
     """A filtered, paginated list of papers: the home page, tag and category
-    pages and the personal feed all render through here."""
-    paper_filter = filter_papers(request.GET, papers=papers)
-    page, page_note = paginate(with_list_related(paper_filter.qs), request.GET.get("page"))
-    params = request.GET.copy()
+    pages and the personal feed all render through here. params stand for
+    the query string (a page with default filters); ordering replaces the
+    filter's sort (a page with an order of its own)."""
+    params = request.GET if params is None else params
+    paper_filter = filter_papers(params, papers=papers)
+    filtered = paper_filter.qs.order_by(*ordering) if ordering else paper_filter.qs
+    page, page_note = paginate(with_list_related(filtered), params.get("page"))
+    params = params.copy()
     params.pop("page", None)
     ctx = {
         "filter": paper_filter,
@@ -228,6 +238,8 @@ def render_paper(request: HttpRequest, paper: Paper) -> HttpResponse:
         "summary_groups": summaries_by_language(paper.published_summaries),
         "has_machine_text": any(s.is_machine_written for s in paper.published_summaries),
         "bibtex": bibtex(paper),
+        "categories": page_categories(paper),
+        "similar": similar_papers(paper=paper),
     }
     return render(request, "catalog/paper_detail.html", ctx)
 

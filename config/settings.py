@@ -446,6 +446,9 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
 CELERY_TASK_ROUTES = {
     "ingest.tasks.*": {"queue": "ingest"},
     "enrichment.tasks.*": {"queue": "enrichment"},
+    # The nightly recommendations are heavy reading, not mail: they must not
+    # hold up digests.
+    "accounts.tasks.refresh_recommendations": {"queue": "enrichment"},
     "accounts.tasks.*": {"queue": "mail"},
 }
 CELERY_TASK_DEFAULT_QUEUE = "celery"
@@ -535,3 +538,34 @@ PREVIEW_TIMEOUT = env.float("PREVIEW_TIMEOUT", default=60.0)
 PREVIEW_PAGE_WIDTH = env.int("PREVIEW_PAGE_WIDTH", default=1000)
 PREVIEW_MAX_FIGURES = env.int("PREVIEW_MAX_FIGURES", default=3)
 PREVIEW_FIGURE_PAGES = env.int("PREVIEW_FIGURE_PAGES", default=4)
+
+# Discovery: every paper gets a text vector, its nearest neighbours are
+# precomputed into catalog.SimilarPaper, and readers get recommendations
+# (see README.md). EMBEDDING_BACKEND "tfidf" needs nothing outside the project;
+# "openai" asks any OpenAI-compatible /v1/embeddings endpoint.
+EMBEDDING_BACKEND = env("EMBEDDING_BACKEND", default="tfidf")
+EMBEDDING_BASE_URL = env("EMBEDDING_BASE_URL", default="")
+EMBEDDING_API_KEY = env("EMBEDDING_API_KEY", default="")
+EMBEDDING_MODEL = env("EMBEDDING_MODEL", default="")
+# Every answer must have exactly this many dimensions (the tf-idf backend
+# reduces to at most this many).
+EMBEDDING_DIMENSIONS = env.int("EMBEDDING_DIMENSIONS", default=256)
+EMBEDDING_TIMEOUT = env.float("EMBEDDING_TIMEOUT", default=60.0)
+EMBEDDING_MAX_RETRIES = env.int("EMBEDDING_MAX_RETRIES", default=3)
+EMBEDDING_ATTEMPTS = env.int("EMBEDDING_ATTEMPTS", default=3)
+EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=64)
+EMBEDDING_RATE_LIMIT = env("EMBEDDING_RATE_LIMIT", default="60/m")
+# The fitted tf-idf model and the neighbour index, written by workers and read
+# by workers only (never by the web): a volume the worker containers share.
+VECTOR_DIR = env.path("VECTOR_DIR", default=BASE_DIR / "data" / "vectors")
+# The tf-idf model is fitted on at most this many papers (a random sample),
+# and refitted when older than this many days.
+VECTOR_FIT_SAMPLE = env.int("VECTOR_FIT_SAMPLE", default=200_000)
+VECTOR_REFIT_DAYS = env.int("VECTOR_REFIT_DAYS", default=7)
+SIMILAR_PAPERS = env.int("SIMILAR_PAPERS", default=10)
+# New and changed papers get their vectors and neighbours by a task as they
+# arrive, and `load_demo` builds the demo's at once.
+DISCOVERY_AUTO = env.bool("DISCOVERY_AUTO", default=True)
+# For you: recent papers ranked for each reader, recomputed nightly, over this
+# many days (the longest period filter).
+FOR_YOU_DAYS = env.int("FOR_YOU_DAYS", default=365)

@@ -85,6 +85,7 @@ GET_ROUTES = {
     "favicon.ico": "/favicon.ico",
     "media/<path:path>": "/media/{text}",
     "feed/": "/feed/",
+    "feed/for-you/": "/feed/for-you/",
     "saved/": "/saved/",
     "accounts/subscriptions/": "/accounts/subscriptions/",
     "suggest/": "/suggest/",
@@ -131,6 +132,10 @@ POST_FORMS = {
     "i18n/setlang/": ("/i18n/setlang/", ["language", "next"]),
     "feed/opened/<int:paper_id>/": ("/feed/opened/{int}/", []),
     "saved/<int:paper_id>/save/": ("/saved/{int}/save/", ["next"]),
+    "feed/for-you/<int:paper_id>/not-interested/": (
+        "/feed/for-you/{int}/not-interested/",
+        ["next"],
+    ),
     "saved/<int:paper_id>/unsave/": ("/saved/{int}/unsave/", ["next"]),
     "tags/<slug:key>/subscribe/": ("/tags/{slug}/subscribe/", ["next", "look"]),
     "tags/<slug:key>/unsubscribe/": ("/tags/{slug}/unsubscribe/", ["next", "look"]),

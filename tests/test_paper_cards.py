@@ -9,14 +9,14 @@ from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
-from accounts.models import Profile
+from accounts.models import Profile, Recommendation
 from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
 from tests.factories import CodeLinkFactory, PaperFactory, TagFactory
 
 pytestmark = pytest.mark.django_db
 
 CSRF_TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="[^"]+"')
-PAGES = ["/", "/?q=agents", "/tags/agents/", "/?sort=added", "/feed/"]
+PAGES = ["/", "/?q=agents", "/tags/agents/", "/?sort=added", "/feed/", "/feed/for-you/"]
 
 
 @pytest.fixture
@@ -45,7 +45,16 @@ def readers(catalog) -> list[Client]:
     SubscriptionFactory(user=saver, tag=vision)
     for paper in papers[:3]:
         SavedPaperFactory(user=saver, paper=paper)
+    for rank, paper in enumerate(papers[2:], 1):  # the saver's For you, with reasons
+        Recommendation.objects.create(
+            user=saver,
+            paper=paper,
+            score=1 / rank,
+            because_paper=papers[0] if rank % 2 else None,
+            because_tag=None if rank % 2 else agents,
+        )
     # Some of the feed is new since the saver's last visit.
+    Profile.objects.filter(user=saver).update(recommended_at=timezone.now())
     Profile.objects.filter(user=saver).update(
         feed_seen_at=timezone.now() - datetime.timedelta(hours=3)
     )
@@ -68,6 +77,9 @@ def test_shared_cards_give_each_reader_the_page_rendered_afresh(catalog, setting
     clients = readers(catalog)
     settings.PAPER_CARD_CACHE_SIZE = 0
     fresh = {(n, path): page(client, path) for n, client in enumerate(clients) for path in PAGES}
+    for_you = fresh[2, "/feed/for-you/"]  # the saver's
+    assert "Because you saved" in for_you and "Not interested" in for_you
+    assert 'aria-pressed="true"' in fresh[2, "/"]  # saved papers and followed tags
     settings.PAPER_CARD_CACHE_SIZE = 100
     for _ in range(2):  # filling the cards, then reading them
         for n, client in enumerate(clients):

@@ -53,7 +53,8 @@ LIST_PAGES = [
     ("/tags/agents/", 4 + ESTIMATE),
     ("/categories/cs.AI/", 4 + ESTIMATE),
 ]
-# The paper (with its author names), categories, tags, code links, summaries, images.
+# The paper (with its author names and categories), tags, code links, summaries,
+# images, similar papers (with their tags).
 PAPER_PAGE = 6
 OTHER_PAGES = [("/tags/", 1), ("/categories/", 1), ("/feeds/latest.rss", 2)]
 

@@ -13,6 +13,7 @@ from django.utils.dateparse import parse_datetime
 from catalog.cache import bump_catalog_version
 from catalog.models import CodeLink, Paper, PaperTag, Summary, Tag, title_key
 from catalog.services import set_authors
+from catalog.signals import demo_loaded
 
 DEMO_CATALOG = Path(__file__).with_name("papers.json")
 
@@ -67,6 +68,8 @@ def load_demo_catalog(*, catalog: dict[str, Any]) -> DemoLoad:
     )
     # Bulk inserts send no model signals.
     transaction.on_commit(bump_catalog_version)
+    ids = [paper.pk for paper in papers]
+    transaction.on_commit(lambda: demo_loaded.send(sender=DemoLoad, paper_ids=ids))
     return DemoLoad(
         papers=len(papers),
         tags=tags_created,

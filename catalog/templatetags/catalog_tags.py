@@ -76,6 +76,7 @@ def paper_card(context, paper) -> SafeString:
         thumbnails=bool(context.get("list_thumbnails")),
         trending_window=context.get("trending_window"),
         marks_new=bool(context.get("marks_new")),
+        for_you=bool(context.get("for_you")),
         slots=context["card_slots"],
     )
 

@@ -7,9 +7,11 @@ from pathlib import Path
 import pytest
 from django.core.files.base import ContentFile
 from django.test import Client
+from django.utils import timezone
 
+from accounts.models import Profile, Recommendation
 from catalog import trending
-from catalog.models import PaperImage, ReaderSignal, Summary
+from catalog.models import PaperImage, ReaderSignal, SimilarPaper, Summary
 from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
 from tests.e2e.conftest import WATCH_POLICY_VIOLATIONS, png, policy_violations
 from tests.factories import (
@@ -46,6 +48,7 @@ READER = [
     "/papers/2505.15034/",
     "/tags/reasoning/",
     "/feed/",
+    "/feed/for-you/",
     "/saved/",
     "/accounts/subscriptions/",
     "/accounts/email/",
@@ -75,14 +78,28 @@ def catalog(settings, tmp_path):
     SummaryFactory(paper=paper, language="en", kind=Summary.Kind.TAKEAWAYS, body="1. One\n2. Two")
     image = PaperImage(paper=paper, kind=PaperImage.Kind.FIRST_PAGE, width=2, height=3)
     image.image.save("page.png", ContentFile(png(2, 3)))
-    for n in range(3):
-        PaperFactory(title=f"Another paper on reasoning {n}", tags=[reasoning])
+    others = [
+        PaperFactory(title=f"Another paper on reasoning {n}", tags=[reasoning]) for n in range(3)
+    ]
     reader = UserFactory()
     SubscriptionFactory(user=reader, tag=reasoning)
     SavedPaperFactory(user=reader, paper=paper)
     # A trending paper, with its badge.
     trending.record_signal(paper_id=paper.pk, reader_id=reader.pk, kind=ReaderSignal.Kind.SAVE)
     trending.refresh_trending()
+    # What the nightly discovery jobs leave: similar papers, and the reader's For you.
+    for rank, other in enumerate(others, 1):
+        SimilarPaper.objects.create(
+            paper=paper, similar=other, rank=rank, score=0.5, terms=["verifier"]
+        )
+        Recommendation.objects.create(
+            user=reader,
+            paper=other,
+            score=0.5 - rank / 10,
+            because_paper=paper if rank < 3 else None,
+            because_tag=reasoning if rank == 3 else None,
+        )
+    Profile.objects.filter(user=reader).update(recommended_at=timezone.now())
     return reader
 
 

@@ -1,0 +1,422 @@
+"""Text vectors of papers: tf-idf reduced by truncated SVD (default, nothing
+outside the project), or any OpenAI-compatible /v1/embeddings endpoint.
+
+Vectors are unit length float32, so a dot product is the cosine similarity.
+They are computed in workers and commands only: the web reads the neighbours
+they lead to (catalog.SimilarPaper), never the vectors.
+"""
+
+import datetime
+import logging
+import math
+import random
+import re
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import joblib
+import numpy as np
+import openai
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from catalog.models import Paper
+from catalog.pacing import TurnNotTaken, spacing_of, turn
+from catalog.progress import Progress
+from enrichment.models import PaperVector
+
+logger = logging.getLogger(__name__)
+
+# The words of a paper kept with its vector, to explain a neighbour.
+TERMS_KEPT = 20
+MODEL_FILE = "tfidf.joblib"
+# Words of three letters or more, hyphenated ones whole ("chain-of-thought").
+WORD_PATTERN = r"(?u)\b[a-zA-Z][a-zA-Z0-9-]{2,}\b"
+WORD = re.compile(r"[a-z][a-z0-9-]{2,}")
+
+
+class VectorsFailed(Exception):
+    """The backend gave no usable vectors; retrying soon would not help."""
+
+
+class VectorsUnavailable(Exception):
+    """The backend could not be reached or is rate-limiting us; worth retrying later."""
+
+
+class NotFitted(Exception):
+    """The tf-idf model has not been fitted yet (build_vectors fits it)."""
+
+
+def paper_text(*, title: str, abstract: str) -> str:
+    return f"{title}\n{abstract}".strip()
+
+
+def to_bytes(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def from_bytes(raw: bytes | memoryview) -> np.ndarray:
+    return np.frombuffer(bytes(raw), dtype="<f4")
+
+
+def normalized(matrix: np.ndarray) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return matrix / norms
+
+
+@dataclass(frozen=True)
+class Embedded:
+    vectors: np.ndarray  # (n, dimensions) float32, unit rows
+    terms: list[list[str]]
+
+
+class VectorBackend(Protocol):
+    key: str
+
+    def embed(self, texts: Sequence[str]) -> Embedded: ...
+
+
+class TfidfBackend:
+    """tf-idf over title and abstract, reduced by truncated SVD, fitted on the catalog."""
+
+    def __init__(self, *, directory: Path) -> None:
+        self.path = Path(directory) / MODEL_FILE
+        if not self.path.exists():
+            raise NotFitted(f"no tf-idf model at {self.path}; run `manage.py build_vectors`")
+        model = joblib.load(self.path)
+        self.vectorizer, self.svd = model["vectorizer"], model["svd"]
+        self.fitted_at: datetime.datetime = model["fitted_at"]
+        self.key = f"tfidf:{model['fit']}"
+        self.vocabulary = self.vectorizer.get_feature_names_out()
+
+    def embed(self, texts: Sequence[str]) -> Embedded:
+        weights = self.vectorizer.transform(texts)
+        vectors = normalized(self.svd.transform(weights))
+        return Embedded(vectors=vectors, terms=self._top_terms(weights))
+
+    def _top_terms(self, weights) -> list[list[str]]:
+        terms = []
+        for row in range(weights.shape[0]):
+            start, end = weights.indptr[row], weights.indptr[row + 1]
+            columns, values = weights.indices[start:end], weights.data[start:end]
+            best = np.argsort(-values)[:TERMS_KEPT]
+            terms.append([str(self.vocabulary[columns[i]]) for i in best])
+        return terms
+
+
+def fit_tfidf(
+    *, texts: Sequence[str], directory: Path, dimensions: int, now: datetime.datetime | None = None
+) -> Path:
+    """Fit the tf-idf vocabulary and the SVD on these texts and persist them.
+
+    The SVD keeps `dimensions` components, fewer on a small catalog (it cannot
+    keep more than it has papers or words).
+    """
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    if len(texts) < 3:
+        raise VectorsFailed("at least 3 papers are needed to fit the tf-idf model")
+    vectorizer = TfidfVectorizer(
+        lowercase=True,
+        stop_words="english",
+        token_pattern=WORD_PATTERN,
+        sublinear_tf=True,
+        # Words in a single paper say nothing about similarity, on a catalog
+        # large enough to have better ones.
+        min_df=2 if len(texts) >= 200 else 1,
+        max_df=0.5,
+        max_features=200_000,
+        dtype=np.float32,
+    )
+    weights = vectorizer.fit_transform(texts)
+    components = max(1, min(dimensions, weights.shape[0] - 1, weights.shape[1] - 1))
+    svd = TruncatedSVD(n_components=components, algorithm="randomized", random_state=0)
+    svd.fit(weights)
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / MODEL_FILE
+    partial = path.with_suffix(".partial")
+    model = {
+        "vectorizer": vectorizer,
+        "svd": svd,
+        "fit": uuid.uuid4().hex[:12],
+        "fitted_at": now or timezone.now(),
+    }
+    joblib.dump(model, partial)
+    partial.replace(path)  # readers never see half a file
+    return path
+
+
+def embedding_turn():
+    """Calls to the embeddings endpoint start EMBEDDING_RATE_LIMIT apart, across every worker."""
+    spacing = spacing_of(settings.EMBEDDING_RATE_LIMIT)
+    return turn("embeddings", spacing=spacing, exclusive=False, max_wait=120 + 10 * spacing)
+
+
+def keyword_terms(text: str) -> list[str]:
+    """The paper's most repeated content words, for backends with no vocabulary of their own."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    counts: dict[str, int] = {}
+    for word in WORD.findall(text.lower()):
+        if word not in ENGLISH_STOP_WORDS:
+            counts[word] = counts.get(word, 0) + 1
+    return [word for word, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))][:TERMS_KEPT]
+
+
+class OpenAIEmbeddingBackend:
+    """Any OpenAI-compatible /v1/embeddings endpoint (OpenAI, vLLM, Ollama, TEI...)."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str,
+        model: str,
+        dimensions: int,
+        timeout: float,
+        max_retries: int,
+        attempts: int,
+        batch_size: int,
+    ) -> None:
+        if not model:
+            raise ImproperlyConfigured("EMBEDDING_BACKEND=openai needs EMBEDDING_MODEL.")
+        self.model_name = model
+        self.key = f"openai:{model}:{dimensions}"[:120]
+        self.dimensions = dimensions
+        self._attempts = max(1, attempts)
+        self._batch_size = max(1, batch_size)
+        self._client = openai.OpenAI(
+            base_url=base_url or None,
+            api_key=api_key or "unused",
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+
+    def embed(self, texts: Sequence[str]) -> Embedded:
+        rows: list[np.ndarray] = []
+        for start in range(0, len(texts), self._batch_size):
+            rows.append(self._embed_batch(list(texts[start : start + self._batch_size])))
+        vectors = np.vstack(rows) if rows else np.zeros((0, self.dimensions), dtype=np.float32)
+        return Embedded(vectors=vectors, terms=[keyword_terms(text) for text in texts])
+
+    def _embed_batch(self, batch: list[str]) -> np.ndarray:
+        problems = []
+        for attempt in range(1, self._attempts + 1):
+            try:
+                return self._check(self._request(batch), expected=len(batch))
+            except InvalidEmbeddings as exc:
+                logger.warning(
+                    "Invalid embeddings from %s (attempt %d): %s", self.model_name, attempt, exc
+                )
+                problems.append(str(exc))
+        raise VectorsFailed(
+            f"no valid embeddings from {self.model_name} in {self._attempts} attempts: "
+            + "; ".join(problems)
+        )
+
+    def _request(self, batch: list[str]):
+        try:
+            with embedding_turn():
+                return self._client.embeddings.create(
+                    model=self.model_name, input=batch, encoding_format="float"
+                )
+        except TurnNotTaken as exc:
+            raise VectorsUnavailable(str(exc)) from exc
+        except (
+            openai.APIConnectionError,
+            openai.RateLimitError,
+            openai.InternalServerError,
+        ) as exc:
+            raise VectorsUnavailable(f"{self.model_name} is unavailable: {exc}") from exc
+        except openai.APIStatusError as exc:
+            # Wrong key, unknown model, bad URL: an operator must fix the settings.
+            raise VectorsFailed(
+                f"{self.model_name} refused the request (HTTP {exc.status_code}): {exc.message}"
+            ) from exc
+        except (openai.APIResponseValidationError, ValueError) as exc:
+            raise InvalidEmbeddings(f"unreadable answer: {exc}") from exc
+
+    def _check(self, response, *, expected: int) -> np.ndarray:
+        data = getattr(response, "data", None)
+        if not isinstance(data, list) or len(data) != expected:
+            got = len(data) if isinstance(data, list) else type(data).__name__
+            raise InvalidEmbeddings(f"expected {expected} embeddings, got {got}")
+        ordered: list = [None] * expected
+        for position, item in enumerate(data):
+            index = getattr(item, "index", position)
+            if (
+                not isinstance(index, int)
+                or not 0 <= index < expected
+                or ordered[index] is not None
+            ):
+                raise InvalidEmbeddings(f"bad or repeated index {index!r}")
+            ordered[index] = getattr(item, "embedding", None)
+        matrix = []
+        for index, embedding in enumerate(ordered):
+            if not isinstance(embedding, list) or len(embedding) != self.dimensions:
+                size = len(embedding) if isinstance(embedding, list) else type(embedding).__name__
+                raise InvalidEmbeddings(
+                    f"embedding {index} has {size} dimensions, not {self.dimensions}"
+                )
+            try:
+                row = np.asarray(embedding, dtype=np.float32)
+            except (TypeError, ValueError) as exc:
+                raise InvalidEmbeddings(f"embedding {index} is not numbers: {exc}") from exc
+            if not np.all(np.isfinite(row)) or not math.isfinite(float(np.linalg.norm(row))):
+                raise InvalidEmbeddings(f"embedding {index} holds a non-finite number")
+            if float(np.linalg.norm(row)) == 0.0:
+                raise InvalidEmbeddings(f"embedding {index} is all zeros")
+            matrix.append(row)
+        return normalized(np.vstack(matrix))
+
+
+class InvalidEmbeddings(Exception):
+    """One answer of the endpoint could not be used; another attempt may do better."""
+
+
+def get_vector_backend() -> VectorBackend:
+    """The backend the settings choose; NotFitted for a tf-idf model not yet fitted."""
+    name = settings.EMBEDDING_BACKEND
+    if name == "tfidf":
+        return TfidfBackend(directory=settings.VECTOR_DIR)
+    if name == "openai":
+        return OpenAIEmbeddingBackend(
+            base_url=settings.EMBEDDING_BASE_URL,
+            api_key=settings.EMBEDDING_API_KEY,
+            model=settings.EMBEDDING_MODEL,
+            dimensions=settings.EMBEDDING_DIMENSIONS,
+            timeout=settings.EMBEDDING_TIMEOUT,
+            max_retries=settings.EMBEDDING_MAX_RETRIES,
+            attempts=settings.EMBEDDING_ATTEMPTS,
+            batch_size=settings.EMBEDDING_BATCH_SIZE,
+        )
+    raise ImproperlyConfigured(f"EMBEDDING_BACKEND must be 'tfidf' or 'openai', not {name!r}.")
+
+
+def model_needs_fit(*, now: datetime.datetime | None = None) -> bool:
+    """Whether the tf-idf backend has no model yet, or one older than VECTOR_REFIT_DAYS."""
+    if settings.EMBEDDING_BACKEND != "tfidf":
+        return False
+    try:
+        backend = TfidfBackend(directory=settings.VECTOR_DIR)
+    except NotFitted:
+        return True
+    age = (now or timezone.now()) - backend.fitted_at
+    return age > datetime.timedelta(days=settings.VECTOR_REFIT_DAYS)
+
+
+def fit_on_catalog(*, sample: int | None = None) -> Path:
+    """Fit the tf-idf model on the visible papers (a random sample of a large catalog)."""
+    sample = sample or settings.VECTOR_FIT_SAMPLE
+    ids = list(Paper.objects.visible().values_list("pk", flat=True))
+    if len(ids) > sample:
+        ids = random.Random(0).sample(ids, sample)
+    texts = []
+    for start in range(0, len(ids), 5000):
+        rows = Paper.objects.filter(pk__in=ids[start : start + 5000]).values_list(
+            "title", "abstract"
+        )
+        texts.extend(paper_text(title=t, abstract=a) for t, a in rows)
+    return fit_tfidf(
+        texts=texts, directory=settings.VECTOR_DIR, dimensions=settings.EMBEDDING_DIMENSIONS
+    )
+
+
+def papers_needing_vectors(*, key: str, everything: bool = False) -> QuerySet[Paper]:
+    """Visible papers with no vector of this backend and fit (all of them with everything)."""
+    papers = Paper.objects.visible()
+    if not everything:
+        current = PaperVector.objects.filter(paper=OuterRef("pk"), key=key)
+        papers = papers.filter(~Exists(current))
+    return papers.order_by("pk")
+
+
+def store_vectors(*, papers: Iterable[tuple[int, str, str]], backend: VectorBackend) -> list[int]:
+    """Embed (id, title, abstract) rows and upsert their vectors; the ids stored."""
+    rows = list(papers)
+    if not rows:
+        return []
+    embedded = backend.embed([paper_text(title=t, abstract=a) for _, t, a in rows])
+    now = timezone.now()
+    vectors = [
+        PaperVector(
+            paper_id=pk,
+            key=backend.key,
+            dimensions=embedded.vectors.shape[1],
+            vector=to_bytes(embedded.vectors[i]),
+            terms=embedded.terms[i],
+            computed_at=now,
+        )
+        for i, (pk, _, _) in enumerate(rows)
+    ]
+    PaperVector.objects.bulk_create(
+        vectors,
+        update_conflicts=True,
+        unique_fields=["paper"],
+        update_fields=["key", "dimensions", "vector", "terms", "computed_at"],
+    )
+    return [pk for pk, _, _ in rows]
+
+
+@dataclass
+class VectorRun:
+    fitted: bool = False
+    stored: int = 0
+    failed: int = 0
+
+
+def build_vectors(
+    *, everything: bool = False, batch_size: int = 1000, show_progress: bool = True
+) -> VectorRun:
+    """Vectors for every visible paper missing one (or for all), fitting the
+    tf-idf model first when there is none or it is due for a refit."""
+    run = VectorRun()
+    if model_needs_fit():
+        fit_on_catalog()
+        run.fitted = True
+        everything = True  # a new fit changes every vector
+    backend = get_vector_backend()
+    papers = papers_needing_vectors(key=backend.key, everything=everything)
+    total = papers.count()
+    batch: list[tuple[int, str, str]] = []
+    with Progress("vectors", total=total, unit="papers", enabled=show_progress) as progress:
+        for row in papers.values_list("pk", "title", "abstract").iterator(chunk_size=batch_size):
+            batch.append(row)
+            if len(batch) >= batch_size:
+                run.stored += len(store_vectors(papers=batch, backend=backend))
+                progress.advance(len(batch))
+                batch = []
+        if batch:
+            run.stored += len(store_vectors(papers=batch, backend=backend))
+            progress.advance(len(batch))
+    # Vectors of papers since hidden or merged are kept: they come back if shown.
+    return run
+
+
+def current_key() -> str:
+    return get_vector_backend().key
+
+
+def vectors_of(*, paper_ids: Iterable[int], key: str) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, matrix) of these papers' vectors of this key, in id order."""
+    rows = PaperVector.objects.filter(Q(paper_id__in=list(paper_ids)), key=key).order_by("paper_id")
+    return stack(rows.values_list("paper_id", "vector"))
+
+
+def stack(rows: Iterable[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]:
+    ids, vectors = [], []
+    for pk, raw in rows:
+        ids.append(pk)
+        vectors.append(from_bytes(raw))
+    if not vectors:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+    return np.asarray(ids, dtype=np.int64), np.vstack(vectors)
