@@ -23,7 +23,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
-from accounts.models import Profile, SavedPaper, Subscription
+from accounts.models import ApiToken, Profile, SavedPaper, Subscription, hash_api_token
 from catalog.models import Category, Paper, PaperTag, Tag
 
 PaperCategory = Paper.categories.through
@@ -128,6 +128,19 @@ def feed_visit_changed(
 
 def saved_papers(*, user: AbstractBaseUser) -> QuerySet[Paper]:
     return Paper.objects.visible().filter(saved_by__user=user)
+
+
+def user_api_tokens(*, user: AbstractBaseUser) -> list[ApiToken]:
+    return list(ApiToken.objects.filter(user=user))
+
+
+def api_token_for_secret(*, secret: str) -> ApiToken | None:
+    """The token a request presents, with its reader, or None if it is not (or no longer) one."""
+    return (
+        ApiToken.objects.select_related("user")
+        .filter(digest=hash_api_token(secret), user__is_active=True)
+        .first()
+    )
 
 
 def profile_for_feed_token(*, token: str) -> Profile:

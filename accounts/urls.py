@@ -37,6 +37,12 @@ urlpatterns = [
     ),
     path("suggest/", views.suggest, name="suggest"),
     path("accounts/subscriptions/", views.subscriptions, name="subscriptions"),
+    path("accounts/api-tokens/", views.create_api_token, name="api-token-create"),
+    path(
+        "accounts/api-tokens/<int:token_id>/revoke/",
+        views.revoke_api_token,
+        name="api-token-revoke",
+    ),
     path("accounts/feed-token/", views.regenerate_feed_token, name="regenerate-feed-token"),
     path("digests/unsubscribe/<str:token>/", views.digest_unsubscribe, name="digest-unsubscribe"),
     *feed_paths("feeds/private/<str:token>", feeds.PrivateFeed, "private-feed"),

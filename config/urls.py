@@ -7,6 +7,7 @@ from catalog.views import favicon, media_file, robots_txt
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/", include("api.urls")),
     # The language switch also remembers a logged-in reader's choice.
     path("i18n/setlang/", set_language, name="set_language"),
     path("robots.txt", robots_txt, name="robots_txt"),
