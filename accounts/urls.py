@@ -9,6 +9,8 @@ app_name = "accounts"
 urlpatterns = [
     path("feed/", views.feed, name="feed"),
     path("saved/", views.saved, name="saved"),
+    path("feed/export.<str:fmt>", views.export_feed, name="feed-export"),
+    path("saved/export.<str:fmt>", views.export_saved, name="saved-export"),
     path("saved/<int:paper_id>/save/", views.change_saved, {"save": True}, name="paper-save"),
     path("saved/<int:paper_id>/unsave/", views.change_saved, {"save": False}, name="paper-unsave"),
     path(

@@ -16,7 +16,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 from accounts import selectors, services, suggestions, toggles
 from accounts.forms import ApiTokenForm, DigestSettingsForm, SuggestionForm
 from accounts.middleware import READER_LANGUAGE_SESSION_KEY
-from catalog.views import render_paper_list
+from catalog.http import safe_methods
+from catalog.views import export_papers, render_paper_list
 
 
 @require_POST
@@ -112,6 +113,20 @@ def saved(request: HttpRequest) -> HttpResponse:
     return render_paper_list(
         request, papers=selectors.saved_papers(user=request.user), template="accounts/saved.html"
     )
+
+
+@safe_methods
+@login_required
+def export_saved(request: HttpRequest, fmt: str) -> HttpResponse:
+    papers = selectors.saved_papers(user=request.user)
+    return export_papers(request, papers=papers, fmt=fmt, name="saved-papers")
+
+
+@safe_methods
+@login_required
+def export_feed(request: HttpRequest, fmt: str) -> HttpResponse:
+    papers = selectors.subscribed_papers(user=request.user)
+    return export_papers(request, papers=papers, fmt=fmt, name="my-feed")
 
 
 @login_required

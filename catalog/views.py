@@ -4,7 +4,7 @@ from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.core.paginator import EmptyPage, Page
 from django.db.models import QuerySet
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -13,6 +13,7 @@ from django.views import static
 
 from catalog import arxiv_ids
 from catalog.cache import cached_for_anonymous
+from catalog.exports import FORMATS, export_response
 from catalog.filters import LIST_PARAMETERS, PERIOD_DAYS, PaperFilter
 from catalog.http import safe_methods
 from catalog.limits import limit_pages, limit_searches
@@ -78,6 +79,7 @@ def render_paper_list(
         # Entries look up thumbnails only when they were fetched: a missing
         # attribute costs the template a dir() of the paper, per entry.
         "list_thumbnails": settings.PREVIEW_LIST_THUMBNAILS,
+        "export_limit": settings.EXPORT_MAX_PAPERS,
         "wider_period": wider_period(paper_filter, papers=papers) if not page else None,
         "relevance_candidates": (
             settings.SEARCH_RELEVANCE_CANDIDATES
@@ -143,6 +145,42 @@ def category_detail(request: HttpRequest, code: str) -> HttpResponse:
     category = get_object_or_404(Category, code=code)
     papers = Paper.objects.visible().filter(categories=category)
     return render_paper_list(request, papers=papers, context={"category": category})
+
+
+def export_papers(
+    request: HttpRequest, *, papers: QuerySet[Paper], fmt: str, name: str
+) -> StreamingHttpResponse:
+    """A list page's papers (its filters applied) as BibTeX, RIS or CSL-JSON; its
+    export links are relative ("export.bib"), so every list has them at its own address."""
+    if fmt not in FORMATS:
+        raise Http404("Exports are export.bib, export.ris and export.csl.json.")
+    return export_response(request, papers=papers, fmt=fmt, name=name)
+
+
+@safe_methods
+@limit_pages
+@limit_searches
+def export_list(request: HttpRequest, fmt: str) -> StreamingHttpResponse:
+    return export_papers(request, papers=Paper.objects.visible(), fmt=fmt, name="papers")
+
+
+@safe_methods
+@limit_pages
+@limit_searches
+def export_tag(request: HttpRequest, slug: str, fmt: str) -> StreamingHttpResponse:
+    tag = get_object_or_404(Tag, slug=slug)
+    papers = Paper.objects.visible().filter(tags=tag)
+    return export_papers(request, papers=papers, fmt=fmt, name=f"tag-{tag.slug}")
+
+
+@safe_methods
+@limit_pages
+@limit_searches
+def export_category(request: HttpRequest, code: str, fmt: str) -> StreamingHttpResponse:
+    category = get_object_or_404(Category, code=code)
+    papers = Paper.objects.visible().filter(categories=category)
+    name = "category-" + "".join(c if c.isalnum() or c in ".-" else "-" for c in category.code)
+    return export_papers(request, papers=papers, fmt=fmt, name=name)
 
 
 @safe_methods
