@@ -6,6 +6,7 @@ from django.core.paginator import EmptyPage, Page
 from django.db.models import QuerySet
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -237,13 +238,23 @@ def render_paper(request: HttpRequest, paper: Paper) -> HttpResponse:
         "summary_groups": summaries_by_language(paper.published_summaries),
         "has_machine_text": any(s.is_machine_written for s in paper.published_summaries),
         "bibtex": bibtex(paper),
+        # The first page's picture, for link previews (og:image).
+        "share_image": next(
+            (
+                request.build_absolute_uri(image.image.url)
+                for image in paper.images.all()
+                if image.kind == "page"
+            ),
+            None,
+        ),
     }
     return render(request, "catalog/paper_detail.html", ctx)
 
 
 @safe_methods
 def robots_txt(request: HttpRequest) -> HttpResponse:
-    return render(request, "robots.txt", content_type="text/plain; charset=utf-8")
+    context = {"sitemap_url": request.build_absolute_uri(reverse("sitemap"))}
+    return render(request, "robots.txt", context, content_type="text/plain; charset=utf-8")
 
 
 @safe_methods
