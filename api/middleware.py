@@ -63,6 +63,8 @@ def json_error(request: HttpRequest, response: HttpResponse) -> JsonResponse:
     elif status == 405:
         allowed = response.get("Allow", "none")
         message = f"{request.method} is not allowed here; this address takes: {allowed}."
+    elif status == 400:
+        message = "Bad request: the address or its parameters cannot be read."
     elif status >= 500:
         message = "Something went wrong on the server; it has been logged."
     else:

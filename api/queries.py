@@ -45,7 +45,7 @@ def paper_by_ref(ref: str, *, papers: QuerySet[Paper] | None = None) -> Paper:
     version) or a stable id names; a stable id of a paper merged into another names
     that one. Http404 with a message otherwise."""
     papers = papers if papers is not None else Paper.objects.visible()
-    if ref.isdigit():
+    if ref.isascii() and ref.isdigit():
         pk = int(ref)
         if pk > MAX_ID:
             raise Http404(f"There is no paper with id {ref}.")

@@ -15,7 +15,9 @@ class RateLimitError(Error):
 
 
 class FieldErrors(Error):
-    errors: dict[str, list[str]] = Field(description="The messages for each parameter.")
+    errors: dict[str, list[str]] | None = Field(
+        None, description="The messages for each parameter, when parameters were refused."
+    )
 
 
 class ValidationErrors(Schema):
