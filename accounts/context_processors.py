@@ -6,6 +6,7 @@ from django.http import HttpRequest
 from django.utils.functional import SimpleLazyObject
 
 from accounts import selectors
+from accounts.toggles import ReaderCardSlots
 
 
 @dataclass(frozen=True)
@@ -19,12 +20,16 @@ def reader(request: HttpRequest) -> dict:
     # with a foreign Host is refused by the first middleware): no reader then.
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
-        return {"subscribed": ReaderState(), "saved_paper_ids": frozenset()}
-    # Both come from one query, made when a template first asks for either.
-    ids = SimpleLazyObject(lambda: selectors.reader_ids(user=user))
-    return {
-        "subscribed": SimpleLazyObject(
-            lambda: ReaderState(tag_ids=ids["tag_ids"], category_ids=ids["category_ids"])
-        ),
-        "saved_paper_ids": SimpleLazyObject(lambda: ids["saved_paper_ids"]),
-    }
+        state = {"subscribed": ReaderState(), "saved_paper_ids": frozenset()}
+    else:
+        # Both come from one query, made when a template first asks for either.
+        ids = SimpleLazyObject(lambda: selectors.reader_ids(user=user))
+        state = {
+            "subscribed": SimpleLazyObject(
+                lambda: ReaderState(tag_ids=ids["tag_ids"], category_ids=ids["category_ids"])
+            ),
+            "saved_paper_ids": SimpleLazyObject(lambda: ids["saved_paper_ids"]),
+        }
+    if user is not None:
+        state["card_slots"] = ReaderCardSlots(request=request, **state)
+    return state

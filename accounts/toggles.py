@@ -5,6 +5,8 @@ a change, alone as the HTMX swap; both get their context from here.
 """
 
 from django.http import HttpRequest
+from django.middleware.csrf import get_token
+from django.template.loader import get_template
 from django.urls import reverse
 
 from catalog.models import Category, Paper, Tag
@@ -44,3 +46,62 @@ def subscribe_context(
         "next": next_path(request),
         "action_url": reverse(f"accounts:{kind}-{action}", args=[key]),
     }
+
+
+class ReaderCardSlots:
+    """A reader's save toggles and follow chips on a list's shared cards
+    (catalog.cards.CardSlots), each variant rendered once per page.
+
+    A save toggle differs between papers only by its address, so each state is
+    rendered once with a stand-in for the address; a tag's chip is rendered
+    once however many cards carry the tag.
+    """
+
+    # Neither an address nor the escaped `next` path can hold a NUL.
+    STAND_IN = "\x00action\x00"
+
+    def __init__(self, *, request: HttpRequest, saved_paper_ids, subscribed) -> None:
+        self.request = request
+        self.saved_paper_ids = saved_paper_ids
+        self.subscribed = subscribed
+        self.rendered: dict[tuple, str] = {}
+        self.addresses: dict[str, tuple[str, str]] = {}
+
+    def _render(self, template: str, values: dict) -> str:
+        context = {"user": self.request.user, "csrf_token": get_token(self.request), **values}
+        return get_template(template).render(context)
+
+    def _address(self, name: str, pk: int) -> str:
+        # One reverse() per address name and page, not one per card.
+        if name not in self.addresses:
+            prefix, _, suffix = reverse(name, args=[1]).rpartition("/1/")
+            self.addresses[name] = (f"{prefix}/", f"/{suffix}")
+        prefix, suffix = self.addresses[name]
+        return f"{prefix}{pk}{suffix}"
+
+    def save_toggle(self, paper: Paper) -> str:
+        is_saved = paper.pk in self.saved_paper_ids
+        key = ("save", is_saved)
+        if key not in self.rendered:
+            values = save_context(request=self.request, paper=paper, is_saved=is_saved)
+            self.rendered[key] = self._render(
+                SAVE_TEMPLATE, {**values, "action_url": self.STAND_IN}
+            )
+        action = "unsave" if is_saved else "save"
+        return self.rendered[key].replace(
+            self.STAND_IN, self._address(f"accounts:paper-{action}", paper.pk)
+        )
+
+    def follow_chip(self, tag: Tag) -> str:
+        if not self.request.user.is_authenticated:
+            return ""
+        key = ("chip", tag.pk)
+        if key not in self.rendered:
+            values = subscribe_context(
+                request=self.request,
+                target=tag,
+                is_subscribed=tag.pk in self.subscribed.tag_ids,
+                look="chip",
+            )
+            self.rendered[key] = self._render(SUBSCRIBE_TEMPLATE, values)
+        return self.rendered[key]

@@ -9,9 +9,9 @@ from ninja import Field, Query, Router, Schema
 from api import auth, schemas, serializers
 from api.http import set_last_modified
 from api.queries import newest_added, paper_page, paper_with_everything
+from catalog.counts import categories_with_counts, tags_with_counts
 from catalog.filters import MAX_QUERY_LENGTH
 from catalog.models import Paper
-from catalog.selectors import categories_with_counts, tags_with_counts
 
 router = Router(auth=auth.public)
 
@@ -80,12 +80,12 @@ def paper(request: HttpRequest, ref: str):
 
 @router.get("/tags", response={200: schemas.TagList, **ERRORS}, tags=["catalog"])
 def tags(request: HttpRequest):
-    """Every tag, with its number of papers (which may lag the catalog by minutes)."""
+    """Every tag, with its number of papers."""
     return {"items": [serializers.tag_item(request, tag) for tag in tags_with_counts()]}
 
 
 @router.get("/categories", response={200: schemas.CategoryList, **ERRORS}, tags=["catalog"])
 def categories(request: HttpRequest):
-    """The categories that hold papers, with their numbers of papers (which may lag)."""
+    """The categories that hold papers, with their numbers of papers."""
     items = [serializers.category_item(request, category) for category in categories_with_counts()]
     return {"items": items}

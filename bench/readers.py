@@ -2,8 +2,8 @@
 
 Run by bench.corpus through Django (DATABASE_URL on the benchmark database),
 so users and profiles get whatever defaults their models give. Reader 1 has
-30 subscriptions, two thirds tags and one third categories; prints the row
-counts as JSON.
+30 subscriptions, two thirds tags and one third categories, and 200 saved
+papers, some of them on the first pages; prints the row counts as JSON.
 """
 
 import json
@@ -13,6 +13,7 @@ import django
 import numpy as np
 
 READERS = 2_000
+SAVED = 200
 SEED = 20260102
 
 
@@ -46,15 +47,28 @@ def main() -> None:
             for i in zipf(rng, in_categories, len(category_ids), 1.0, replace=False):
                 subscriptions.append(Subscription(user=user, category_id=category_ids[i]))
         Subscription.objects.bulk_create(subscriptions, batch_size=5_000)
+        saved = save_papers(users[0], rng=rng)
     print(
         json.dumps(
             {
                 "auth_user": len(users),
                 "accounts_profile": len(users),
                 "accounts_subscription": len(subscriptions),
+                "accounts_savedpaper": saved,
             }
         )
     )
+
+
+def save_papers(user, *, rng) -> int:
+    """Reader 1 saves 200 papers among the newest 10,000, so lists show saved ones."""
+    from accounts.models import SavedPaper
+    from catalog.models import Paper
+
+    newest = list(Paper.objects.order_by("-id").values_list("pk", flat=True)[:10_000])
+    chosen = rng.choice(len(newest), size=min(SAVED, len(newest)), replace=False)
+    SavedPaper.objects.bulk_create(SavedPaper(user=user, paper_id=newest[i]) for i in chosen)
+    return len(chosen)
 
 
 if __name__ == "__main__":

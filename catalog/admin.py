@@ -8,7 +8,7 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.translation import ngettext
 
-from catalog import arxiv_ids, curation, services
+from catalog import arxiv_ids, counts, curation, services
 from catalog.models import (
     Author,
     Category,
@@ -405,7 +405,7 @@ class TagAdmin(admin.ModelAdmin):
     autocomplete_fields = ["editors"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Tag]:
-        tags = super().get_queryset(request).annotate(paper_count=Count("papers"))
+        tags = counts.with_tag_counts(super().get_queryset(request))
         if super().has_view_permission(request):
             return tags
         return tags.filter(editors=request.user)
@@ -434,7 +434,7 @@ class TagAdmin(admin.ModelAdmin):
             return super().get_prepopulated_fields(request, obj)
         return {}
 
-    @admin.display(description="papers", ordering="paper_count")
+    @admin.display(description="visible papers", ordering="paper_count")
     def paper_count(self, obj: Tag) -> int:
         return obj.paper_count
 
@@ -445,9 +445,9 @@ class CategoryAdmin(admin.ModelAdmin):
     search_fields = ["code", "name"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Category]:
-        return super().get_queryset(request).annotate(paper_count=Count("papers"))
+        return counts.with_category_counts(super().get_queryset(request))
 
-    @admin.display(description="papers", ordering="paper_count")
+    @admin.display(description="visible papers", ordering="paper_count")
     def paper_count(self, obj: Category) -> int:
         return obj.paper_count
 

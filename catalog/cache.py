@@ -22,7 +22,6 @@ from typing import TypeVar
 from django.conf import settings
 from django.contrib import messages
 from django.core.cache import caches
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.middleware.csrf import get_token
 from django.utils import translation
@@ -80,33 +79,6 @@ def cached_read(name: str, compute: Callable[[], T], *key_parts: str) -> T:
     if value is None:
         value = compute()
         cache.set(key, value, settings.CATALOG_CACHE_SECONDS)
-    return value
-
-
-def lagging_read(name: str, compute: Callable[[], T], *, refresh: Callable[[], None]) -> T:
-    """compute()'s value, kept whatever the catalog version and allowed to lag
-    it by CATALOG_COUNTS_SECONDS: once older, it is still served while refresh()
-    (a background task calling store_lagging_read) computes the next one.
-
-    For reads too slow for any request to pay, like counting a million links.
-    """
-    cache = _cache()
-    stored = cache.get(f"catalog:lagging:{name}")
-    if stored is None:
-        return store_lagging_read(name, compute)
-    computed_at, value = stored
-    stale = time.time() - computed_at > settings.CATALOG_COUNTS_SECONDS
-    # One refresh at a time, however many requests see it stale.
-    if stale and cache.add(f"catalog:lagging:{name}:refreshing", 1, timeout=600):
-        transaction.on_commit(refresh)
-    return value
-
-
-def store_lagging_read(name: str, compute: Callable[[], T]) -> T:
-    value = compute()
-    cache = _cache()
-    cache.set(f"catalog:lagging:{name}", (time.time(), value), timeout=None)
-    cache.delete(f"catalog:lagging:{name}:refreshing")
     return value
 
 

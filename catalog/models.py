@@ -336,6 +336,38 @@ class PaperTag(models.Model):
         return f"{self.paper_id}: {self.tag_id}"
 
 
+class TagCount(models.Model):
+    """A part of a tag's number of visible papers: the count is the sum of its parts.
+
+    Database triggers (migration 0010) add a part whenever a tag is put on or
+    taken off papers or a tagged paper is hidden, shown or merged, so the index
+    pages read counts instead of counting a million links, and concurrent writers
+    append rows instead of waiting on one counter row. `catalog.counts.fold`
+    folds the parts into one row per tag on a schedule. No foreign key: parts
+    of a deleted tag are dropped by the next fold.
+    """
+
+    tag = models.ForeignKey(
+        Tag, on_delete=models.DO_NOTHING, db_constraint=False, related_name="count_parts"
+    )
+    papers = models.IntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.tag_id}: {self.papers:+}"
+
+
+class CategoryCount(models.Model):
+    """A part of a category's number of visible papers, kept as TagCount is."""
+
+    category = models.ForeignKey(
+        Category, on_delete=models.DO_NOTHING, db_constraint=False, related_name="count_parts"
+    )
+    papers = models.IntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.category_id}: {self.papers:+}"
+
+
 class CodeLink(models.Model):
     class Kind(models.TextChoices):
         OFFICIAL = "official", _("official")

@@ -7,11 +7,8 @@ from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
 from django.http import QueryDict
 from django.utils import translation
 
-from catalog.cache import lagging_read
-from catalog.counts import count_categories, count_tags
 from catalog.filters import PaperFilter
 from catalog.models import NEWEST_FIRST, Category, CodeLink, Paper, PaperImage, Summary, Tag
-from catalog.tasks import refresh_catalog_counts
 
 FEED_LENGTH = 50
 
@@ -71,18 +68,6 @@ def summaries_by_language(summaries: list[Summary]) -> list[tuple[str, list[Summ
         return (0 if language.lower() == reader else 1, language)
 
     return sorted(groups.items(), key=lambda item: rank(item[0]))
-
-
-def tags_with_counts() -> list[Tag]:
-    """Every tag with its number of visible papers, lagging the catalog (see catalog.counts)."""
-    return lagging_read("tags-with-counts", count_tags, refresh=refresh_catalog_counts.delay)
-
-
-def categories_with_counts() -> list[Category]:
-    """Categories holding visible papers with their numbers, lagging the catalog."""
-    return lagging_read(
-        "categories-with-counts", count_categories, refresh=refresh_catalog_counts.delay
-    )
 
 
 def feed_items(*, papers: QuerySet[Paper]) -> list[Paper]:

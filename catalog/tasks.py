@@ -6,5 +6,5 @@ from catalog import counts
 
 
 @shared_task(soft_time_limit=600, time_limit=660)
-def refresh_catalog_counts() -> None:
-    counts.refresh_counts()
+def fold_paper_counts() -> None:
+    counts.fold()

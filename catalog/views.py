@@ -14,6 +14,7 @@ from django.views import static
 
 from catalog import arxiv_ids
 from catalog.cache import cached_for_anonymous
+from catalog.counts import categories_with_counts, tags_with_counts
 from catalog.exports import FORMATS, export_response
 from catalog.filters import LIST_PARAMETERS, PERIOD_DAYS, PaperFilter
 from catalog.http import safe_methods
@@ -22,12 +23,10 @@ from catalog.models import Category, CodeLink, Paper, Tag
 from catalog.pagination import CatalogPaginator
 from catalog.rendering import bibtex
 from catalog.selectors import (
-    categories_with_counts,
     filter_papers,
     newest_listed_at,
     paper_for_page,
     summaries_by_language,
-    tags_with_counts,
     with_list_related,
 )
 

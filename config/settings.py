@@ -148,9 +148,9 @@ else:
 # a Redis that is down or slow (over CATALOG_CACHE_TIMEOUT seconds) counts as a miss.
 CATALOG_CACHE_URL = env("CATALOG_CACHE_URL", default=REDIS_URL)
 CATALOG_CACHE_SECONDS = env.int("CATALOG_CACHE_SECONDS", default=600)
-# The tag and category counts of /tags/ and /categories/ may lag the catalog by
-# this long: older, they are recounted in the background while still served.
-CATALOG_COUNTS_SECONDS = env.int("CATALOG_COUNTS_SECONDS", default=600)
+# Paper cards each process keeps rendered for lists (catalog/cards.py), about
+# 3 KB each; 0 renders every card on every request.
+PAPER_CARD_CACHE_SIZE = env.int("PAPER_CARD_CACHE_SIZE", default=5000)
 _catalog_cache_timeout = env.float("CATALOG_CACHE_TIMEOUT", default=0.25)
 # In production the catalog cache is a Redis of its own, capped with maxmemory
 # and evicting least recently used keys (docker-compose.yml's "cache"): anyone

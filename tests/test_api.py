@@ -293,7 +293,7 @@ def test_one_paper_tags_and_categories_take_fixed_queries(client, catalog):
     # The paper with its primary category, then categories, tags, code links,
     # published summaries and images.
     assert count_queries(client, f"/api/v1/papers/{paper.arxiv_id}") == 6
-    # Counted in one query each (then kept, lagging, in the catalog cache).
+    # One query each, counts included.
     assert count_queries(client, "/api/v1/tags") == 1
     assert count_queries(client, "/api/v1/categories") == 1
 

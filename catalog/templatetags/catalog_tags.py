@@ -6,6 +6,7 @@ from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.safestring import SafeString, mark_safe
 
+from catalog import cards
 from catalog.latex import latex_to_html, latex_to_text
 from catalog.rendering import render_markdown
 
@@ -58,3 +59,20 @@ def icon(name: str) -> SafeString:
     """An inline SVG icon from templates/icons/, read once per process (an include
     per icon cost each list entry a template render)."""
     return mark_safe(render_to_string(f"icons/{name}.svg"))  # noqa: S308 - the site's own files
+
+
+@register.simple_tag(takes_context=True)
+def paper_card(context, paper) -> SafeString:
+    """A list's card for this paper, shared between readers but for their own parts."""
+    return cards.paper_card(
+        paper,
+        thumbnails=bool(context.get("list_thumbnails")),
+        marks_new=bool(context.get("marks_new")),
+        slots=context["card_slots"],
+    )
+
+
+@register.simple_tag
+def card_slot(name: str, *key) -> SafeString:
+    """Where the reader's part goes in a shared card (see catalog.cards)."""
+    return cards.slot(name, *key)

@@ -205,7 +205,7 @@ def test_a_flood_of_new_addresses_fills_the_page_cache_to_its_cap_and_no_further
     assert overflowed(after), "the flood never filled the cache"
     assert after["used"] <= CAP_BYTES
     assert published.returncode == 0, published.stderr
-    assert int(broker.cli("LLEN", "celery")) == 1
+    assert int(broker.cli("LLEN", "ingest")) == 1  # ingest tasks have their queue
     assert still_served == [200, 200]
 
 
@@ -223,4 +223,4 @@ def test_a_page_cache_sharing_the_brokers_redis_leaves_no_room_for_tasks(catalog
     print(f"unique searches: {searches['requests']} requests; publishing a task: {error}")
     assert published.returncode != 0
     assert "command not allowed when used memory > 'maxmemory'" in published.stderr
-    assert int(shared.cli("LLEN", "celery")) == 0
+    assert int(shared.cli("LLEN", "ingest")) == 0

@@ -1,0 +1,88 @@
+"""List cards rendered once and shared between readers (catalog/cards.py): every
+reader's page is exactly what rendering it afresh gives."""
+
+import datetime
+import re
+
+import pytest
+from django.conf import settings
+from django.test import Client
+from django.utils import timezone
+
+from accounts.models import Profile
+from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
+from tests.factories import CodeLinkFactory, PaperFactory, TagFactory
+
+pytestmark = pytest.mark.django_db
+
+CSRF_TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="[^"]+"')
+PAGES = ["/", "/?q=agents", "/tags/agents/", "/?sort=added", "/feed/"]
+
+
+@pytest.fixture
+def catalog():
+    agents, vision = TagFactory(name="Agents", slug="agents"), TagFactory(name="Vision")
+    now = timezone.now()
+    papers = [
+        PaperFactory(
+            title=f"Agents paper {n} with $O(n)$ math",
+            abstract="A long abstract about agents. " * (n + 3),
+            tags=[agents, vision] if n % 2 else [agents],
+            published_at=now - datetime.timedelta(hours=n),
+        )
+        for n in range(6)
+    ]
+    CodeLinkFactory(paper=papers[0])
+    return {"tags": (agents, vision), "papers": papers}
+
+
+def readers(catalog) -> list[Client]:
+    agents, vision = catalog["tags"]
+    papers = catalog["papers"]
+    follower, saver = UserFactory(), UserFactory()
+    SubscriptionFactory(user=follower, tag=agents)
+    SubscriptionFactory(user=saver, tag=agents)
+    SubscriptionFactory(user=saver, tag=vision)
+    for paper in papers[:3]:
+        SavedPaperFactory(user=saver, paper=paper)
+    # Some of the feed is new since the saver's last visit.
+    Profile.objects.filter(user=saver).update(
+        feed_seen_at=timezone.now() - datetime.timedelta(hours=3)
+    )
+    clients = [Client()]
+    for user in (follower, saver, UserFactory()):
+        client = Client()
+        client.force_login(user)
+        clients.append(client)
+    clients[1].cookies[settings.LANGUAGE_COOKIE_NAME] = "ko"  # one reads in Korean
+    return clients
+
+
+def page(client: Client, path: str) -> str:
+    response = client.get(path, follow=True)
+    assert response.status_code == 200
+    return CSRF_TOKEN.sub('name="csrfmiddlewaretoken" value="-"', response.content.decode())
+
+
+def test_shared_cards_give_each_reader_the_page_rendered_afresh(catalog, settings):
+    clients = readers(catalog)
+    settings.PAPER_CARD_CACHE_SIZE = 0
+    fresh = {(n, path): page(client, path) for n, client in enumerate(clients) for path in PAGES}
+    settings.PAPER_CARD_CACHE_SIZE = 100
+    for _ in range(2):  # filling the cards, then reading them
+        for n, client in enumerate(clients):
+            for path in PAGES:
+                assert page(client, path) == fresh[n, path], (n, path)
+
+
+def test_a_changed_paper_gets_a_new_card(catalog, client):
+    paper = catalog["papers"][0]
+    assert "Agents paper 0" in page(client, "/")
+
+    paper.title = "Renamed paper"
+    paper.save()
+    paper.tags.add(TagFactory(name="Robotics"))
+    html = page(client, "/")
+
+    assert "Renamed paper" in html
+    assert "#Robotics" in html

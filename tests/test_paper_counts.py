@@ -1,0 +1,95 @@
+"""Tag and category counts kept by the database as the catalog changes.
+
+Also run on SQLite by `make test`: both databases keep them with triggers.
+"""
+
+import pytest
+from django.db.models import Count, Q
+
+from catalog import counts
+from catalog.models import Category, CategoryCount, Paper, Tag, TagCount
+from tests.factories import CategoryFactory, PaperFactory, TagFactory
+
+pytestmark = pytest.mark.django_db
+
+VISIBLE = Q(papers__is_visible=True, papers__merged_into__isnull=True)
+
+
+def shown_counts() -> tuple[dict[str, int], dict[str, int]]:
+    tags = {tag.name: tag.paper_count for tag in counts.tags_with_counts()}
+    categories = {c.code: c.paper_count for c in counts.categories_with_counts()}
+    return tags, categories
+
+
+def recounted() -> tuple[dict[str, int], dict[str, int]]:
+    tags = Tag.objects.annotate(n=Count("papers", filter=VISIBLE))
+    categories = Category.objects.annotate(n=Count("papers", filter=VISIBLE)).filter(n__gt=0)
+    return {t.name: t.n for t in tags}, {c.code: c.n for c in categories}
+
+
+def test_counts_follow_every_kind_of_change():
+    agents, vision = TagFactory(name="Agents"), TagFactory(name="Vision")
+    cl, cv = CategoryFactory(code="cs.CL"), CategoryFactory(code="cs.CV")
+    first = PaperFactory(tags=[agents, vision], categories=[cl])
+    second = PaperFactory(tags=[agents], categories=[cl, cv])
+    hidden = PaperFactory(tags=[agents], categories=[cv], is_visible=False)
+    assert shown_counts() == ({"Agents": 2, "Vision": 1}, {"cs.CL": 2, "cs.CV": 1})
+
+    first.tags.remove(vision)
+    second.categories.remove(cv)
+    hidden.is_visible = True
+    hidden.save()
+    assert shown_counts() == ({"Agents": 3, "Vision": 0}, {"cs.CL": 2, "cs.CV": 1})
+
+    second.merged_into = first
+    second.save()
+    Paper.objects.filter(pk=hidden.pk).update(is_visible=False)
+    first.tags.add(vision)
+    assert shown_counts() == ({"Agents": 1, "Vision": 1}, {"cs.CL": 1})
+
+    second.merged_into = None
+    second.save()
+    first.delete()
+    vision.delete()
+    assert shown_counts() == ({"Agents": 1}, {"cs.CL": 1})
+    assert shown_counts() == recounted()
+
+
+def test_an_unrelated_update_of_a_paper_adds_no_part():
+    paper = PaperFactory(tags=[TagFactory()])
+    parts = TagCount.objects.count()
+
+    paper.title = "Retitled"
+    paper.save()
+    Paper.objects.filter(pk=paper.pk).update(is_visible=True)
+
+    assert TagCount.objects.count() == parts
+
+
+def test_folding_keeps_the_counts_in_one_row_each_and_drops_deleted_targets():
+    kept, deleted = TagFactory(name="Kept"), TagFactory(name="Deleted")
+    for _ in range(3):
+        PaperFactory(tags=[kept, deleted])
+    PaperFactory(tags=[kept]).tags.clear()
+    deleted.delete()
+    assert TagCount.objects.filter(tag_id=kept.pk).count() > 1
+
+    counts.fold()
+
+    assert list(TagCount.objects.values_list("tag_id", "papers")) == [(kept.pk, 3)]
+    assert CategoryCount.objects.count() == Category.objects.count()
+    assert shown_counts() == recounted()
+    counts.fold()  # folding folded counts changes nothing
+    assert shown_counts() == recounted()
+
+
+def test_recount_repairs_counts_written_around_the_triggers():
+    tag = TagFactory(name="Agents")
+    PaperFactory.create_batch(2, tags=[tag])
+    TagCount.objects.all().delete()
+    CategoryCount.objects.all().delete()
+    assert shown_counts() == ({"Agents": 0}, {})
+
+    counts.recount()
+
+    assert shown_counts() == recounted() == ({"Agents": 2}, {"cs.CL": 2})
