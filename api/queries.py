@@ -2,7 +2,8 @@
 
 import datetime
 
-from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Prefetch, QuerySet
+from django.db.models.functions import Coalesce
 from django.http import Http404, QueryDict
 
 from api import cursors
@@ -49,8 +50,10 @@ def paper_by_ref(ref: str, *, papers: QuerySet[Paper] | None = None) -> Paper:
         pk = int(ref)
         if pk > MAX_ID:
             raise Http404(f"There is no paper with id {ref}.")
-        merged_here = Paper.objects.filter(pk=pk, merged_into=OuterRef("pk"))
-        found = papers.filter(Q(pk=pk) | Exists(merged_here)).first()
+        # The paper itself, or the one it was merged into: a one-row subquery, so
+        # the lookup stays on the primary key (an OR with EXISTS would scan every row).
+        target = Paper.objects.filter(pk=pk).values(target=Coalesce("merged_into_id", "pk"))
+        found = papers.filter(pk__in=target).first()
         if found is None:
             raise Http404(f"There is no paper with id {pk}.")
         return found
