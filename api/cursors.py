@@ -2,9 +2,10 @@
 
 A newest-first list continues after the last paper shown: its (listed_at, id)
 is the cursor, and the next page is read from the list's index from there, so
-the millionth paper costs what the first does. A relevance-ranked search ranks
-at most SEARCH_RELEVANCE_CANDIDATES matches (catalog.filters), so its cursor
-is simply how many were shown.
+the millionth paper costs what the first does. A list in any other order is
+paged by position: a relevance-ranked search ranks at most
+SEARCH_RELEVANCE_CANDIDATES matches (catalog.filters), so its cursor is simply
+how many were shown.
 
 Cursors are opaque to clients: URL-safe base64 of a small JSON object.
 """

@@ -38,7 +38,15 @@ def paper_page(
     rows = with_list_related(paper_filter.qs).prefetch_related(
         Prefetch("categories", queryset=Category.objects.order_by("code"))
     )
-    return cursors.page(rows, cursor=cursor, limit=limit, ranked=paper_filter.ranks_newest_only)
+    # The cursor walks the date index only for a newest-first list; any other
+    # order the filter gives (relevance, or a sort added later) is paged by position.
+    by_date = not paper_filter.ranks_newest_only and paper_filter.form.cleaned_data.get("sort") in (
+        None,
+        "",
+        "newest",
+        "relevance",
+    )
+    return cursors.page(rows, cursor=cursor, limit=limit, ranked=not by_date)
 
 
 def paper_by_ref(ref: str, *, papers: QuerySet[Paper] | None = None) -> Paper:
