@@ -5,7 +5,7 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
-from accounts.models import Profile, Suggestion
+from accounts.models import ApiToken, Profile, Suggestion
 from accounts.suggestions import suggestions_today
 from catalog.arxiv_ids import parse_pasted
 from catalog.models import Paper, Tag
@@ -17,6 +17,29 @@ class DigestSettingsForm(forms.Form):
         choices=Profile.DigestFrequency.choices,
         widget=forms.RadioSelect,
     )
+
+
+class ApiTokenForm(forms.Form):
+    """A name for a new API token, within the reader's allowance of tokens."""
+
+    name = forms.CharField(
+        label=_("Token name"),
+        max_length=100,
+        widget=forms.TextInput(attrs={"placeholder": _("e.g. my reading script")}),
+    )
+
+    def __init__(self, *args, user, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.user = user
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        if ApiToken.objects.filter(user=self.user).count() >= settings.API_TOKENS_PER_READER:
+            raise forms.ValidationError(
+                _("You have %(count)d tokens, the most a reader may have; revoke one first.")
+                % {"count": settings.API_TOKENS_PER_READER}
+            )
+        return cleaned
 
 
 class SuggestionForm(forms.Form):

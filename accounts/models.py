@@ -1,3 +1,4 @@
+import hashlib
 import secrets
 
 from django.conf import settings
@@ -248,3 +249,33 @@ class RecommendationSent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id}: sent {self.paper_id}"
+
+
+# Secrets start with this, so a leaked one is recognisable (and scanners can match it).
+API_TOKEN_PREFIX = "psk_"  # noqa: S105 - a marker, not a secret
+
+
+def hash_api_token(secret: str) -> str:
+    """What is stored of a secret: its SHA-256. The secret is 32 random bytes, so
+    a fast hash is enough; a slow one would cost every API request."""
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class ApiToken(models.Model):
+    """A reader's key to the API's personal endpoints (their feed, saved papers and
+    subscriptions). Only a hash of the secret is kept: it is shown once, when made."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100)
+    digest = models.CharField(max_length=64, unique=True, editable=False)
+    # The secret's first characters, so that the reader can tell their tokens apart.
+    hint = models.CharField(max_length=16, editable=False)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.name}"

@@ -24,7 +24,15 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
-from accounts.models import Profile, Recommendation, RecommendationSent, SavedPaper, Subscription
+from accounts.models import (
+    ApiToken,
+    Profile,
+    Recommendation,
+    RecommendationSent,
+    SavedPaper,
+    Subscription,
+    hash_api_token,
+)
 from catalog.models import NEWEST_FIRST, Category, Paper, PaperTag, Tag
 
 PaperCategory = Paper.categories.through
@@ -151,6 +159,19 @@ def for_you_papers(*, user: AbstractBaseUser) -> QuerySet[Paper]:
 
 
 FOR_YOU_ORDER = (F("recommendation_score").desc(), *NEWEST_FIRST)
+
+
+def user_api_tokens(*, user: AbstractBaseUser) -> list[ApiToken]:
+    return list(ApiToken.objects.filter(user=user))
+
+
+def api_token_for_secret(*, secret: str) -> ApiToken | None:
+    """The token a request presents, with its reader, or None if it is not (or no longer) one."""
+    return (
+        ApiToken.objects.select_related("user")
+        .filter(digest=hash_api_token(secret), user__is_active=True)
+        .first()
+    )
 
 
 def profile_for_feed_token(*, token: str) -> Profile:

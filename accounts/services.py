@@ -2,6 +2,7 @@
 
 import datetime
 import logging
+import secrets
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -14,12 +15,15 @@ from django.utils import timezone
 
 from accounts import emails, recommendations, selectors
 from accounts.models import (
+    API_TOKEN_PREFIX,
+    ApiToken,
     DismissedPaper,
     Profile,
     Recommendation,
     RecommendationSent,
     SavedPaper,
     Subscription,
+    hash_api_token,
     new_feed_token,
 )
 from catalog import trending
@@ -110,6 +114,24 @@ def stop_digests(*, profile: Profile) -> None:
 def regenerate_feed_token(*, profile: Profile) -> None:
     profile.feed_token = new_feed_token()
     profile.save(update_fields=["feed_token"])
+
+
+def create_api_token(*, user: AbstractBaseUser, name: str) -> tuple[ApiToken, str]:
+    """A new API token and its secret, which is shown to the reader this once."""
+    secret = API_TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(
+        user=user,
+        name=name,
+        digest=hash_api_token(secret),
+        hint=secret[: len(API_TOKEN_PREFIX) + 4],
+    )
+    return token, secret
+
+
+def revoke_api_token(*, user: AbstractBaseUser, token_id: int) -> bool:
+    """Delete one of the reader's tokens; False if they have none by that id."""
+    deleted, _ = ApiToken.objects.filter(user=user, pk=token_id).delete()
+    return bool(deleted)
 
 
 def record_feed_visit(

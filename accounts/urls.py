@@ -12,6 +12,8 @@ urlpatterns = [
     path("feed/for-you/", views.for_you, name="for-you"),
     path("feed/for-you/<int:paper_id>/not-interested/", views.dismiss, name="for-you-dismiss"),
     path("saved/", views.saved, name="saved"),
+    path("feed/export.<str:fmt>", views.export_feed, name="feed-export"),
+    path("saved/export.<str:fmt>", views.export_saved, name="saved-export"),
     path("saved/<int:paper_id>/save/", views.change_saved, {"save": True}, name="paper-save"),
     path("saved/<int:paper_id>/unsave/", views.change_saved, {"save": False}, name="paper-unsave"),
     path(
@@ -40,6 +42,12 @@ urlpatterns = [
     ),
     path("suggest/", views.suggest, name="suggest"),
     path("accounts/subscriptions/", views.subscriptions, name="subscriptions"),
+    path("accounts/api-tokens/", views.create_api_token, name="api-token-create"),
+    path(
+        "accounts/api-tokens/<int:token_id>/revoke/",
+        views.revoke_api_token,
+        name="api-token-revoke",
+    ),
     path("accounts/feed-token/", views.regenerate_feed_token, name="regenerate-feed-token"),
     path("digests/unsubscribe/<str:token>/", views.digest_unsubscribe, name="digest-unsubscribe"),
     *feed_paths("feeds/private/<str:token>", feeds.PrivateFeed, "private-feed"),

@@ -15,11 +15,12 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import selectors, services, suggestions, toggles
-from accounts.forms import DigestSettingsForm, SuggestionForm
+from accounts.forms import ApiTokenForm, DigestSettingsForm, SuggestionForm
 from accounts.middleware import READER_LANGUAGE_SESSION_KEY
 from accounts.tasks import refresh_recommendations
 from catalog import background
-from catalog.views import render_paper_list
+from catalog.http import safe_methods
+from catalog.views import export_papers, render_paper_list
 
 # The For-you tab shows the last 30 days unless the reader picks another period.
 FOR_YOU_DEFAULT_PERIOD = "30d"
@@ -170,6 +171,20 @@ def saved(request: HttpRequest) -> HttpResponse:
     )
 
 
+@safe_methods
+@login_required
+def export_saved(request: HttpRequest, fmt: str) -> HttpResponse:
+    papers = selectors.saved_papers(user=request.user)
+    return export_papers(request, papers=papers, fmt=fmt, name="saved-papers")
+
+
+@safe_methods
+@login_required
+def export_feed(request: HttpRequest, fmt: str) -> HttpResponse:
+    papers = selectors.subscribed_papers(user=request.user)
+    return export_papers(request, papers=papers, fmt=fmt, name="my-feed")
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def subscriptions(request: HttpRequest) -> HttpResponse:
@@ -183,12 +198,50 @@ def subscriptions(request: HttpRequest) -> HttpResponse:
         )
         messages.success(request, _("Your digest settings are saved."))
         return redirect("accounts:subscriptions")
+    return render_settings(request, form=form)
+
+
+def render_settings(
+    request: HttpRequest,
+    *,
+    form: DigestSettingsForm | None = None,
+    token_form: ApiTokenForm | None = None,
+    new_token: dict | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    """The reader's settings page: subscriptions, digests, private feed and API tokens."""
+    profile = request.user.profile
     context = {
-        "form": form,
+        "form": form or DigestSettingsForm(initial={"digest_frequency": profile.digest_frequency}),
         "profile": profile,
         "subscriptions": selectors.user_subscriptions(user=request.user),
+        "api_tokens": selectors.user_api_tokens(user=request.user),
+        "token_form": token_form or ApiTokenForm(user=request.user),
+        "new_token": new_token,
     }
-    return render(request, "accounts/subscriptions.html", context)
+    return render(request, "accounts/subscriptions.html", context, status=status)
+
+
+@login_required
+@require_POST
+def create_api_token(request: HttpRequest) -> HttpResponse:
+    """Make a token and show its secret on the page this once: it is never stored,
+    so it is not put in a message (a cookie) or a redirect."""
+    form = ApiTokenForm(request.POST, user=request.user)
+    if not form.is_valid():
+        return render_settings(request, token_form=form, status=400)
+    token, secret = services.create_api_token(user=request.user, name=form.cleaned_data["name"])
+    return render_settings(request, new_token={"token": token, "secret": secret}, status=201)
+
+
+@login_required
+@require_POST
+def revoke_api_token(request: HttpRequest, token_id: int) -> HttpResponse:
+    if services.revoke_api_token(user=request.user, token_id=token_id):
+        messages.success(request, _("The token is revoked; requests with it are now refused."))
+    else:
+        messages.error(request, _("You have no such token."))
+    return redirect("accounts:subscriptions")
 
 
 @login_required

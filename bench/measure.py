@@ -60,6 +60,20 @@ def scenarios(*, tag: str, category: str, common: str, rare: str, phrase: str) -
         Scenario("reader", "personal feed, 30 subscriptions", "/feed/", 25, reader=True),
         Scenario("reader", "For you, 470 recommendations", "/feed/for-you/", 25, reader=True),
         Scenario("feeds", "/feeds/latest.rss", "/feeds/latest.rss", 50),
+        # The JSON API beside the list page: the same filters and the same targets.
+        Scenario("api", "API papers, no filter", "/api/v1/papers", list_ms),
+        Scenario("api", "API papers, tag", f"/api/v1/papers?tag={tag}", list_ms),
+        Scenario(
+            "api",
+            "API papers, tag + period 30d + has code",
+            f"/api/v1/papers?tag={tag}&period=30d&has_code=1",
+            list_ms,
+        ),
+        Scenario(
+            "api", f"API papers, common word ({common})", f"/api/v1/papers?q={common}", search_ms
+        ),
+        Scenario("api", "API papers, cursor 100,000 deep", "", list_ms),
+        Scenario("api", "API paper", "", 10),
     ]
 
 
@@ -153,12 +167,23 @@ def main() -> None:
         "phrase": "language models",
     }
     paper = Paper.objects.visible().order_by("-id")[1000]
+    # The cursor the API hands out after the 100,000th paper of the whole list.
+    from api.cursors import encode
+    from catalog.models import NEWEST_FIRST
+
+    deep = Paper.objects.visible().order_by(*NEWEST_FIRST)[min(100_000, Paper.objects.count() // 2)]
+    deep_cursor = encode({"listed_at": deep.listed_at.isoformat(), "id": deep.pk})
     anonymous, reader = Client(), Client()
     reader.force_login(get_user_model().objects.get(username="reader1"))
     results = []
     for scenario in scenarios(**chosen):
         if scenario.label == "paper page":
             scenario = Scenario(**{**asdict(scenario), "path": paper.get_absolute_url()})
+        if scenario.label == "API paper":
+            scenario = Scenario(**{**asdict(scenario), "path": f"/api/v1/papers/{paper.pk}"})
+        if scenario.label == "API papers, cursor 100,000 deep":
+            path = f"/api/v1/papers?cursor={deep_cursor}"
+            scenario = Scenario(**{**asdict(scenario), "path": path})
         if options.only and options.only not in scenario.label:
             continue
         client = reader if scenario.reader else anonymous

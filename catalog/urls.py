@@ -6,15 +6,18 @@ from catalog.feeds import feed_paths
 app_name = "catalog"
 urlpatterns = [
     path("", views.paper_list, name="paper_list"),
+    path("export.<str:fmt>", views.export_list, name="export"),
     path("papers/<path:arxiv_id>/", views.paper_detail, name="paper"),
     path("p/<int:pk>/", views.paper_by_pk, name="paper_by_pk"),
     path("trending/", views.trending, name="trending"),
     path("tags/", views.tag_index, name="tag_index"),
     path("tags/<slug:slug>/", views.tag_detail, name="tag"),
+    path("tags/<slug:slug>/export.<str:fmt>", views.export_tag, name="tag-export"),
     path("categories/", views.category_index, name="category_index"),
     # <path:>, so that any stored code has an address, even one with a slash
     # (the admin accepts only arXiv's shapes; older rows may not have them).
     path("categories/<path:code>/", views.category_detail, name="category"),
+    path("categories/<path:code>/export.<str:fmt>", views.export_category, name="category-export"),
     *feed_paths("feeds/latest", feeds.LatestFeed, "latest-feed"),
     *feed_paths("feeds/search", feeds.SearchFeed, "search-feed"),
     *feed_paths("feeds/tags/<slug:slug>", feeds.TagFeed, "tag-feed"),

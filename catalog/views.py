@@ -6,8 +6,16 @@ from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.core.paginator import EmptyPage, Page
 from django.db.models import QuerySet
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, QueryDict
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    QueryDict,
+    StreamingHttpResponse,
+)
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -16,6 +24,7 @@ from django.views import static
 from catalog import arxiv_ids
 from catalog.cache import cached_for_anonymous
 from catalog.counts import categories_with_counts, tags_with_counts
+from catalog.exports import FORMATS, export_response
 from catalog.filters import LIST_PARAMETERS, PERIOD_DAYS, TRENDING_WINDOWS, PaperFilter
 from catalog.http import safe_methods
 from catalog.limits import limit_pages, limit_searches
@@ -87,6 +96,7 @@ def render_paper_list(
         # Entries look up thumbnails only when they were fetched: a missing
         # attribute costs the template a dir() of the paper, per entry.
         "list_thumbnails": settings.PREVIEW_LIST_THUMBNAILS,
+        "export_limit": settings.EXPORT_MAX_PAPERS,
         "wider_period": wider_period(paper_filter, papers=papers) if not page else None,
         # Sorted by trending, cards of papers with a score in the window say so.
         "trending_window": (
@@ -158,6 +168,42 @@ def category_detail(request: HttpRequest, code: str) -> HttpResponse:
     category = get_object_or_404(Category, code=code)
     papers = Paper.objects.visible().filter(categories=category)
     return render_paper_list(request, papers=papers, context={"category": category})
+
+
+def export_papers(
+    request: HttpRequest, *, papers: QuerySet[Paper], fmt: str, name: str
+) -> StreamingHttpResponse:
+    """A list page's papers (its filters applied) as BibTeX, RIS or CSL-JSON; its
+    export links are relative ("export.bib"), so every list has them at its own address."""
+    if fmt not in FORMATS:
+        raise Http404("Exports are export.bib, export.ris and export.csl.json.")
+    return export_response(request, papers=papers, fmt=fmt, name=name)
+
+
+@safe_methods
+@limit_pages
+@limit_searches
+def export_list(request: HttpRequest, fmt: str) -> StreamingHttpResponse:
+    return export_papers(request, papers=Paper.objects.visible(), fmt=fmt, name="papers")
+
+
+@safe_methods
+@limit_pages
+@limit_searches
+def export_tag(request: HttpRequest, slug: str, fmt: str) -> StreamingHttpResponse:
+    tag = get_object_or_404(Tag, slug=slug)
+    papers = Paper.objects.visible().filter(tags=tag)
+    return export_papers(request, papers=papers, fmt=fmt, name=f"tag-{tag.slug}")
+
+
+@safe_methods
+@limit_pages
+@limit_searches
+def export_category(request: HttpRequest, code: str, fmt: str) -> StreamingHttpResponse:
+    category = get_object_or_404(Category, code=code)
+    papers = Paper.objects.visible().filter(categories=category)
+    name = "category-" + "".join(c if c.isalnum() or c in ".-" else "-" for c in category.code)
+    return export_papers(request, papers=papers, fmt=fmt, name=name)
 
 
 @safe_methods
@@ -240,13 +286,23 @@ def render_paper(request: HttpRequest, paper: Paper) -> HttpResponse:
         "bibtex": bibtex(paper),
         "categories": page_categories(paper),
         "similar": similar_papers(paper=paper),
+        # The first page's picture, for link previews (og:image).
+        "share_image": next(
+            (
+                request.build_absolute_uri(image.image.url)
+                for image in paper.images.all()
+                if image.kind == "page"
+            ),
+            None,
+        ),
     }
     return render(request, "catalog/paper_detail.html", ctx)
 
 
 @safe_methods
 def robots_txt(request: HttpRequest) -> HttpResponse:
-    return render(request, "robots.txt", content_type="text/plain; charset=utf-8")
+    context = {"sitemap_url": request.build_absolute_uri(reverse("sitemap"))}
+    return render(request, "robots.txt", context, content_type="text/plain; charset=utf-8")
 
 
 @safe_methods

@@ -45,6 +45,9 @@ INSTALLED_APPS = [
     "allauth.account",
     "allauth.socialaccount",
     "accounts",
+    # The API (api/) and ninja's own static files for its docs page.
+    "ninja",
+    "api",
 ]
 
 MIDDLEWARE = [
@@ -53,6 +56,8 @@ MIDDLEWARE = [
     # probe is answered whatever the host or scheme.
     "catalog.middleware.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Under /api/: JSON for every error, whoever raised it, and CORS for anonymous reads.
+    "api.middleware.ApiMiddleware",
     # Pages compressed (with Django's BREACH mitigation); whitenoise compresses static files.
     "django.middleware.gzip.GZipMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -506,6 +511,13 @@ DIGEST_UNSUBSCRIBE_LINK_DAYS = env.int("DIGEST_UNSUBSCRIBE_LINK_DAYS", default=9
 EMAIL_FILE_PATH = env("EMAIL_FILE_PATH", default=str(BASE_DIR / "sent-emails"))
 # Papers a reader may suggest to the curators in a day.
 SUGGESTIONS_PER_DAY = env.int("SUGGESTIONS_PER_DAY", default=20)
+# API tokens a reader may hold at once (see api/ and the subscriptions page).
+API_TOKENS_PER_READER = env.int("API_TOKENS_PER_READER", default=10)
+# Requests to /api/: anonymous ones per client address, token ones per token.
+API_RATE_LIMIT = env("API_RATE_LIMIT", default="120/m")
+API_TOKEN_RATE_LIMIT = env("API_TOKEN_RATE_LIMIT", default="600/m")
+# The most papers one export (BibTeX, RIS, CSL-JSON) holds.
+EXPORT_MAX_PAPERS = env.int("EXPORT_MAX_PAPERS", default=1000)
 
 # Enrichment: summaries, key takeaways and translations of the abstract, and
 # preview images of the paper (see README.md).

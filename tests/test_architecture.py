@@ -7,7 +7,7 @@ from pathlib import Path
 import grimp
 
 PROJECT = Path(__file__).resolve().parent.parent
-PACKAGES = ("config", "accounts", "ingest", "enrichment", "catalog", "tools")
+PACKAGES = ("config", "api", "accounts", "ingest", "enrichment", "catalog", "tools")
 
 
 def test_apps_import_only_the_layers_below_them():

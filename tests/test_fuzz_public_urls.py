@@ -60,7 +60,10 @@ text = st.one_of(
     st.sampled_from(NASTY),
     st.text(st.characters(exclude_categories=("Cs",)), max_size=60),
 )
-LIST_PARAMS = ["q", "tag", "category", "period", "sort", "window", "has_code", "from", "to", "page"]
+LIST_PARAMS = [
+    *["q", "tag", "category", "period", "sort", "window", "has_code", "from", "to", "page"],
+    *["cursor", "limit"],
+]
 query = st.lists(st.tuples(st.one_of(st.sampled_from(LIST_PARAMS), text), text), max_size=8)
 path_value = {
     "int": st.one_of(st.integers(min_value=0, max_value=10**30), st.sampled_from(["1", "2"])),
@@ -68,9 +71,10 @@ path_value = {
         st.sampled_from(["reasoning", "agents"]), st.from_regex(r"[-a-zA-Z0-9_]+", fullmatch=True)
     ),
     "text": text.filter(bool),
+    "fmt": st.one_of(st.sampled_from(["bib", "ris", "csl.json"]), text.filter(bool)),
 }
 
-# Each public route and what its parameters are: ("int" | "slug" | "text").
+# Each public route and what its parameters are: ("int" | "slug" | "text" | "fmt").
 # Routes with a regex (allauth's) are listed by the path they answer to.
 GET_ROUTES = {
     "": "/",
@@ -126,6 +130,31 @@ GET_ROUTES = {
     "accounts/social/login/error/": "/accounts/social/login/error/",
     "accounts/social/signup/": "/accounts/social/signup/",
     "accounts/social/connections/": "/accounts/social/connections/",
+    "export.<str:fmt>": "/export.{fmt}",
+    "tags/<slug:slug>/export.<str:fmt>": "/tags/{slug}/export.{fmt}",
+    "categories/<path:code>/export.<str:fmt>": "/categories/{text}/export.{fmt}",
+    "feed/export.<str:fmt>": "/feed/export.{fmt}",
+    "saved/export.<str:fmt>": "/saved/export.{fmt}",
+    "sitemap.xml": "/sitemap.xml",
+    "sitemap-pages.xml": "/sitemap-pages.xml",
+    "sitemap-papers-<int:block>.xml": "/sitemap-papers-{int}.xml",
+    "opensearch.xml": "/opensearch.xml",
+    # The API (also fuzzed from its schema, in tests/test_api_fuzz.py).
+    "api/docs": "/api/docs",
+    "api/v1/": "/api/v1/",
+    "api/v1/openapi.json": "/api/v1/openapi.json",
+    "api/v1/papers": "/api/v1/papers",
+    "api/v1/papers/<path:ref>": "/api/v1/papers/{text}",
+    "api/v1/tags": "/api/v1/tags",
+    "api/v1/categories": "/api/v1/categories",
+    "api/v1/me/feed": "/api/v1/me/feed",
+    "api/v1/me/saved": "/api/v1/me/saved",
+    "api/v1/me/saved/<path:ref>": "/api/v1/me/saved/{text}",
+    "api/v1/me/subscriptions": "/api/v1/me/subscriptions",
+    "api/v1/me/subscriptions/tags/<slug>": "/api/v1/me/subscriptions/tags/{slug}",
+    "api/v1/me/subscriptions/categories/<path:code>": (
+        "/api/v1/me/subscriptions/categories/{text}"
+    ),
 }
 # The forms a visitor can post, with the fields each form reads.
 POST_FORMS = {
@@ -143,6 +172,8 @@ POST_FORMS = {
     "categories/<path:key>/unsubscribe/": ("/categories/{text}/unsubscribe/", ["next", "look"]),
     "accounts/subscriptions/": ("/accounts/subscriptions/", ["digest_frequency"]),
     "accounts/feed-token/": ("/accounts/feed-token/", []),
+    "accounts/api-tokens/": ("/accounts/api-tokens/", ["name"]),
+    "accounts/api-tokens/<int:token_id>/revoke/": ("/accounts/api-tokens/{int}/revoke/", []),
     "suggest/": ("/suggest/", ["link", "tag", "note"]),
     "digests/unsubscribe/<str:token>/": ("/digests/unsubscribe/{text}/", []),
     "accounts/login/": ("/accounts/login/", ["login", "password", "remember", "next"]),
@@ -150,7 +181,7 @@ POST_FORMS = {
     "accounts/password/reset/": ("/accounts/password/reset/", ["email"]),
     "accounts/logout/": ("/accounts/logout/", ["next"]),
 }
-PLACEHOLDER = re.compile(r"\{(int|slug|text)\}")
+PLACEHOLDER = re.compile(r"\{(int|slug|text|fmt)\}")
 
 
 def fuzz(examples: int) -> settings:

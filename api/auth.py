@@ -1,0 +1,94 @@
+"""Who is asking the API, and how often they may.
+
+Anonymous requests are counted per client address (catalog.http.client_ip, so
+trusted proxies are seen through), token requests per token, each in the
+default cache by django-ratelimit; over the limit the answer is 429 with
+Retry-After (api.api's handler for RateLimited).
+"""
+
+from django.conf import settings
+from django.http import HttpRequest
+from django_ratelimit.core import get_usage
+from ninja.security import HttpBearer
+
+from accounts.models import ApiToken
+from accounts.selectors import api_token_for_secret
+from catalog.http import client_ip
+
+
+class RateLimited(Exception):
+    def __init__(self, retry_after: int) -> None:
+        super().__init__("Too many requests.")
+        self.retry_after = retry_after
+
+
+class Anonymous:
+    """request.auth of a request without a token."""
+
+    def __bool__(self) -> bool:
+        return True
+
+
+ANONYMOUS = Anonymous()
+
+
+def limit(request: HttpRequest, *, group: str, key: str, rate: str) -> None:
+    """Count the request against `key`'s allowance; RateLimited once it is spent."""
+    if not rate:
+        return
+    usage = get_usage(
+        request, group=group, key=lambda group, request: key, rate=rate, increment=True
+    )
+    if usage and usage["should_limit"]:
+        raise RateLimited(retry_after=max(1, int(usage["time_left"])))
+
+
+def presented_secret(request: HttpRequest) -> str | None:
+    """The token in `Authorization: Bearer <token>`, "" for any other Authorization,
+    None when there is none."""
+    header = request.headers.get("Authorization")
+    if header is None:
+        return None
+    scheme, _, secret = header.partition(" ")
+    return secret.strip() if scheme.lower() == "bearer" else ""
+
+
+def token_for(request: HttpRequest, secret: str) -> ApiToken | None:
+    token = api_token_for_secret(secret=secret) if secret else None
+    if token is not None:
+        limit(
+            request, group="api-token", key=f"token:{token.pk}", rate=settings.API_TOKEN_RATE_LIMIT
+        )
+    return token
+
+
+class ReaderToken(HttpBearer):
+    """The personal endpoints: a reader's token, required."""
+
+    def __call__(self, request: HttpRequest) -> ApiToken | None:
+        secret = presented_secret(request)
+        if not secret:
+            # Someone guessing tokens is counted as anonymous.
+            limit(request, group="api", key=client_ip(request), rate=settings.API_RATE_LIMIT)
+            return None
+        return self.authenticate(request, secret)
+
+    def authenticate(self, request: HttpRequest, token: str) -> ApiToken | None:
+        found = token_for(request, token)
+        if found is None:
+            limit(request, group="api", key=client_ip(request), rate=settings.API_RATE_LIMIT)
+        return found
+
+
+def public(request: HttpRequest) -> ApiToken | Anonymous | None:
+    """The public endpoints: anyone, counted per address; a request that sends a
+    token is counted per token instead, and refused if the token is not valid (so
+    a made-up token is no way around the address's limit)."""
+    secret = presented_secret(request)
+    if secret is None:
+        limit(request, group="api", key=client_ip(request), rate=settings.API_RATE_LIMIT)
+        return ANONYMOUS
+    found = token_for(request, secret)
+    if found is None:
+        limit(request, group="api", key=client_ip(request), rate=settings.API_RATE_LIMIT)
+    return found

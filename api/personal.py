@@ -1,0 +1,123 @@
+"""A reader's own lists, with their API token: the feed, saved papers, subscriptions.
+
+Writes go through accounts.services, as the site's save and subscribe buttons do.
+"""
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+from ninja import Query, Router
+
+from accounts import selectors, services
+from api import auth, schemas
+from api.http import keep_private
+from api.public import ERRORS, LIST_ERRORS, Paging, PaperFilters, list_answer
+from api.queries import paper_by_ref
+from catalog.models import Category, Tag
+
+router = Router(auth=auth.ReaderToken(), tags=["me"])
+
+WRITE_ERRORS = {401: schemas.Error, 404: schemas.Error, 429: schemas.RateLimitError}
+
+
+@router.get("/feed", response={200: schemas.PaperPage, **LIST_ERRORS})
+def feed(
+    request: HttpRequest,
+    response: HttpResponse,
+    filters: Query[PaperFilters],
+    paging: Query[Paging],
+):
+    """New papers in the tags and categories the reader follows, with the list filters."""
+    keep_private(response)
+    papers = selectors.subscribed_papers(user=request.auth.user)
+    return list_answer(request, response, papers=papers, paging=paging)
+
+
+@router.get("/saved", response={200: schemas.PaperPage, **LIST_ERRORS})
+def saved(
+    request: HttpRequest,
+    response: HttpResponse,
+    filters: Query[PaperFilters],
+    paging: Query[Paging],
+):
+    """The reader's saved papers, with the list filters."""
+    keep_private(response)
+    papers = selectors.saved_papers(user=request.auth.user)
+    return list_answer(request, response, papers=papers, paging=paging)
+
+
+@router.put("/saved/{path:ref}", response={200: schemas.SavedState, **WRITE_ERRORS})
+def save(request: HttpRequest, ref: str):
+    """Save a paper (by arXiv id or stable id); saving it again changes nothing."""
+    paper = paper_by_ref(ref)
+    services.save_paper(user=request.auth.user, paper=paper)
+    return {"id": paper.pk, "arxiv_id": paper.arxiv_id, "saved": True}
+
+
+@router.delete("/saved/{path:ref}", response={200: schemas.SavedState, **WRITE_ERRORS})
+def unsave(request: HttpRequest, ref: str):
+    """Take a paper off the reader's saved papers."""
+    paper = paper_by_ref(ref)
+    services.unsave_paper(user=request.auth.user, paper=paper)
+    return {"id": paper.pk, "arxiv_id": paper.arxiv_id, "saved": False}
+
+
+@router.get("/subscriptions", response={200: schemas.Subscriptions, **ERRORS})
+def subscriptions(request: HttpRequest, response: HttpResponse):
+    """The tags and categories the reader follows."""
+    keep_private(response)
+    rows = selectors.user_subscriptions(user=request.auth.user)
+    return {
+        "tags": [{"slug": row.tag.slug, "name": row.tag.name} for row in rows if row.tag],
+        "categories": [
+            {"code": row.category.code, "name": row.category.name} for row in rows if row.category
+        ],
+    }
+
+
+def change(request: HttpRequest, target: Tag | Category, *, subscribe: bool) -> dict:
+    if subscribe:
+        services.subscribe(user=request.auth.user, target=target)
+    else:
+        services.unsubscribe(user=request.auth.user, target=target)
+    kind, key = ("tag", target.slug) if isinstance(target, Tag) else ("category", target.code)
+    return {"kind": kind, "key": key, "subscribed": subscribe}
+
+
+def tag_named(slug: str) -> Tag:
+    return get_object_or_404(Tag, slug=slug)
+
+
+def category_named(code: str) -> Category:
+    return get_object_or_404(Category, code=code)
+
+
+@router.put("/subscriptions/tags/{slug}", response={200: schemas.SubscriptionState, **WRITE_ERRORS})
+def subscribe_tag(request: HttpRequest, slug: str):
+    """Follow a tag (by slug)."""
+    return change(request, tag_named(slug), subscribe=True)
+
+
+@router.delete(
+    "/subscriptions/tags/{slug}", response={200: schemas.SubscriptionState, **WRITE_ERRORS}
+)
+def unsubscribe_tag(request: HttpRequest, slug: str):
+    """Stop following a tag."""
+    return change(request, tag_named(slug), subscribe=False)
+
+
+@router.put(
+    "/subscriptions/categories/{path:code}",
+    response={200: schemas.SubscriptionState, **WRITE_ERRORS},
+)
+def subscribe_category(request: HttpRequest, code: str):
+    """Follow a category (by code, e.g. cs.CL)."""
+    return change(request, category_named(code), subscribe=True)
+
+
+@router.delete(
+    "/subscriptions/categories/{path:code}",
+    response={200: schemas.SubscriptionState, **WRITE_ERRORS},
+)
+def unsubscribe_category(request: HttpRequest, code: str):
+    """Stop following a category."""
+    return change(request, category_named(code), subscribe=False)

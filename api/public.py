@@ -1,0 +1,128 @@
+"""The catalog for anyone: papers, one paper, tags, categories."""
+
+import datetime
+from typing import Literal
+
+from django.http import HttpRequest, HttpResponse, QueryDict
+from ninja import Field, Query, Router, Schema
+
+from api import auth, schemas, serializers
+from api.http import set_last_modified
+from api.queries import newest_added, paper_page, paper_with_everything
+from catalog.counts import categories_with_counts, tags_with_counts
+from catalog.filters import MAX_QUERY_LENGTH
+from catalog.models import Paper
+from catalog.selectors import similar_papers
+
+router = Router(auth=auth.public)
+
+ERRORS = {401: schemas.Error, 422: schemas.ValidationErrors, 429: schemas.RateLimitError}
+LIST_ERRORS = {**ERRORS, 400: schemas.FieldErrors}
+
+
+class PaperFilters(Schema):
+    """The list page's filters, read by its own code (catalog.filters.PaperFilter)."""
+
+    q: str | None = Field(
+        None,
+        max_length=MAX_QUERY_LENGTH,
+        description="Words in the title, authors or abstract; quoted phrases, -word, OR.",
+    )
+    tag: list[str] = Field([], description="Tag slugs; a paper must carry every one.")
+    category: list[str] = Field([], description="Category codes; a paper may be in any one.")
+    period: Literal["1d", "7d", "30d", "365d"] | None = Field(
+        None, description="Listed within the last day, week, month or year."
+    )
+    from_: datetime.date | None = Field(None, alias="from", description="Listed on or after.")
+    to: datetime.date | None = Field(None, description="Listed on or before.")
+    has_code: Literal["1"] | None = Field(None, description="1: only papers with code.")
+    sort: Literal["newest", "relevance", "trending"] = Field(
+        "newest",
+        description="relevance ranks the newest matches of `q` by relevance; trending ranks by"
+        " readers' recent saves, suggestions and clicks over `window`, then newest first.",
+    )
+    window: Literal["24h", "7d", "30d"] = Field(
+        "7d", description="The period trending ranks over (with sort=trending)."
+    )
+
+
+class Paging(Schema):
+    cursor: str | None = Field(None, description="A page's next_cursor, for the page after it.")
+    limit: int = Field(20, ge=1, le=100, description="Papers per page.")
+
+
+def list_answer(
+    request: HttpRequest,
+    response: HttpResponse,
+    *,
+    papers,
+    paging: Paging,
+    params: QueryDict | None = None,
+) -> dict:
+    rows, next_cursor = paper_page(
+        params if params is not None else request.GET,
+        papers=papers,
+        cursor=paging.cursor,
+        limit=paging.limit,
+    )
+    set_last_modified(response, newest_added(rows))
+    return {
+        "items": [serializers.paper_item(request, paper) for paper in rows],
+        "next_cursor": next_cursor,
+    }
+
+
+@router.get("/papers", response={200: schemas.PaperPage, **LIST_ERRORS}, tags=["papers"])
+def papers(
+    request: HttpRequest,
+    response: HttpResponse,
+    filters: Query[PaperFilters],
+    paging: Query[Paging],
+):
+    """Papers, newest first (or by relevance), with the list page's filters."""
+    return list_answer(request, response, papers=Paper.objects.visible(), paging=paging)
+
+
+class TrendingWindow(Schema):
+    window: Literal["24h", "7d", "30d"] = Field("7d", description="The period ranked over.")
+
+
+@router.get("/trending", response={200: schemas.PaperPage, **LIST_ERRORS}, tags=["papers"])
+def trending(
+    request: HttpRequest,
+    response: HttpResponse,
+    window: Query[TrendingWindow],
+    paging: Query[Paging],
+):
+    """The papers readers saved, suggested and opened most over the window, decaying
+    with age (the site's /trending/): the list of `sort=trending`."""
+    params = request.GET.copy()
+    params["sort"] = "trending"
+    return list_answer(
+        request, response, papers=Paper.objects.visible(), paging=paging, params=params
+    )
+
+
+@router.get(
+    "/papers/{path:ref}",
+    response={200: schemas.PaperDetail, 404: schemas.Error, **ERRORS},
+    tags=["papers"],
+)
+def paper(request: HttpRequest, ref: str):
+    """One paper, by arXiv id (`2505.15034`, `hep-th/9901001`, with or without a version)
+    or by its stable id here (a number)."""
+    paper = paper_with_everything(ref)
+    return serializers.paper_detail(request, paper, similar=similar_papers(paper=paper))
+
+
+@router.get("/tags", response={200: schemas.TagList, **ERRORS}, tags=["catalog"])
+def tags(request: HttpRequest):
+    """Every tag, with its number of papers."""
+    return {"items": [serializers.tag_item(request, tag) for tag in tags_with_counts()]}
+
+
+@router.get("/categories", response={200: schemas.CategoryList, **ERRORS}, tags=["catalog"])
+def categories(request: HttpRequest):
+    """The categories that hold papers, with their numbers of papers."""
+    items = [serializers.category_item(request, category) for category in categories_with_counts()]
+    return {"items": items}

@@ -1,0 +1,401 @@
+"""The JSON API: the list page's filters and order, cursors, one paper, tags and
+categories, JSON for every error, conditional GET, CORS, and the query counts."""
+
+import datetime
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from catalog import trending
+from catalog.models import Paper, SimilarPaper, Summary
+from catalog.selectors import filter_papers
+from tests.accounts_factories import UserFactory
+from tests.factories import (
+    CategoryFactory,
+    CodeLinkFactory,
+    PaperFactory,
+    SummaryFactory,
+    TagFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def catalog():
+    agents, math = TagFactory(slug="agents", name="Agents"), TagFactory(slug="math")
+    cl, lg = CategoryFactory(code="cs.CL"), CategoryFactory(code="cs.LG")
+    now = timezone.now()
+    papers = [
+        PaperFactory(
+            title=f"Reasoning agents {n}" if n % 2 else f"Vision transformers {n}",
+            tags=[agents] if n % 3 == 0 else [math],
+            categories=[cl] if n % 2 else [lg],
+            authors=["Ada Lovelace", "Alan Turing"],
+            published_at=now - datetime.timedelta(days=n * 5),
+        )
+        for n in range(12)
+    ]
+    CodeLinkFactory(paper=papers[0], url="https://github.com/example/official")
+    return {"papers": papers, "agents": agents, "cl": cl}
+
+
+def ids(response) -> list[int]:
+    assert response.status_code == 200, response.content
+    return [item["id"] for item in response.json()["items"]]
+
+
+def page_ids(query: str) -> list[int]:
+    """What the list page's own filter finds for the query, in its order."""
+    from django.http import QueryDict
+
+    return list(filter_papers(QueryDict(query)).qs.values_list("pk", flat=True))
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "tag=agents",
+        "tag=agents&tag=math",
+        "category=cs.CL",
+        "category=cs.CL&category=cs.LG",
+        "period=30d",
+        "from=2000-01-01&to=2100-01-01",
+        f"to={(timezone.now() - datetime.timedelta(days=20)).date().isoformat()}",
+        "has_code=1",
+        "q=reasoning",
+        "q=reasoning&sort=relevance",
+        "q=transformers&category=cs.LG&period=365d",
+    ],
+)
+def test_papers_filter_as_the_list_page_does(client, catalog, query):
+    response = client.get(f"/api/v1/papers?limit=100&{query}")
+
+    assert ids(response) == page_ids(query)
+    assert response["Content-Type"].startswith("application/json")
+
+
+def test_cursor_walks_the_whole_list_once_in_order(client, catalog):
+    seen, cursor = [], ""
+    for _ in range(10):
+        response = client.get(f"/api/v1/papers?limit=5{cursor}")
+        seen += ids(response)
+        next_cursor = response.json()["next_cursor"]
+        if next_cursor is None:
+            break
+        cursor = f"&cursor={next_cursor}"
+    assert seen == page_ids("")
+    assert len(seen) == 12
+
+
+def test_a_cursor_continues_among_papers_of_one_day(client, catalog):
+    same_day = timezone.now() - datetime.timedelta(days=1000)
+    tied = [PaperFactory(published_at=same_day).pk for _ in range(3)]
+    first = client.get("/api/v1/papers?limit=1&from=1990-01-01&to=" + same_day.date().isoformat())
+    second = client.get(
+        "/api/v1/papers?limit=5&to="
+        + same_day.date().isoformat()
+        + "&cursor="
+        + first.json()["next_cursor"]
+    )
+    assert ids(first) + ids(second) == sorted(tied, reverse=True)
+
+
+def test_relevance_pages_continue_by_position(client, catalog):
+    everything = ids(client.get("/api/v1/papers?q=reasoning&sort=relevance&limit=100"))
+    first = client.get("/api/v1/papers?q=reasoning&sort=relevance&limit=2")
+    second = client.get(
+        f"/api/v1/papers?q=reasoning&sort=relevance&limit=100&cursor={first.json()['next_cursor']}"
+    )
+    assert ids(first) + ids(second) == everything
+
+
+@pytest.mark.parametrize(
+    ("query", "status", "words"),
+    [
+        ("tag=no-such-tag", 400, "no-such-tag"),
+        ("category=xx.YY", 400, "xx.YY"),
+        ("from=2025-02-01&to=2025-01-01", 400, "before the start"),
+        ("period=2d", 422, "period"),
+        ("from=yesterday", 422, "from"),
+        ("limit=0", 422, "limit"),
+        ("limit=101", 422, "limit"),
+        ("cursor=garbage!!", 400, "cursor"),
+        ("cursor=eyJhIjogMX0", 400, "cursor"),
+        ("q=reasoning&sort=relevance&cursor=eyJvZmZzZXQiOiAtMX0", 400, "cursor"),
+        ("q=" + "x" * 301, 422, "q"),
+    ],
+)
+def test_bad_parameters_are_a_json_4xx_saying_what(client, catalog, query, status, words):
+    response = client.get(f"/api/v1/papers?{query}")
+
+    assert response.status_code == status
+    assert response["Content-Type"].startswith("application/json")
+    assert words in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status"),
+    [
+        ("get", "/api/v1/nothing-here", 404),
+        ("get", "/api/v1/papers/", 404),
+        ("get", "/api/", 404),
+        ("post", "/api/v1/papers", 405),
+        ("delete", "/api/v1/tags", 405),
+        ("get", "/api/v1/papers?q=%00", 400),
+        ("get", "/api/v1/papers/9999.99999", 404),
+        ("get", "/api/v1/papers/not-an-id", 404),
+        ("get", "/api/v1/papers/99999999999999999999999", 404),
+    ],
+)
+def test_every_error_under_the_api_is_json(client, catalog, method, path, status):
+    response = getattr(client, method)(path)
+
+    assert response.status_code == status
+    assert response["Content-Type"].startswith("application/json")
+    assert response.json()["detail"]
+
+
+def test_a_paper_by_arxiv_id_in_any_form_or_by_stable_id(client, catalog):
+    paper = catalog["papers"][0]
+    SummaryFactory(paper=paper, language="ko", kind=Summary.Kind.SUMMARY, body="요약")
+    SummaryFactory(
+        paper=paper, language="ko", kind=Summary.Kind.TAKEAWAYS, body="1. First\n2. Second\n   more"
+    )
+    SummaryFactory(
+        paper=paper, language="en", kind=Summary.Kind.SUMMARY, status=Summary.Status.DRAFT
+    )
+
+    answers = [
+        client.get(f"/api/v1/papers/{ref}").json()
+        for ref in (paper.arxiv_id, f"{paper.arxiv_id}v3", f"arXiv:{paper.arxiv_id}", paper.pk)
+    ]
+
+    assert all(answer == answers[0] for answer in answers)
+    detail = answers[0]
+    assert detail["arxiv_id"] == paper.arxiv_id
+    assert detail["authors"] == ["Ada Lovelace", "Alan Turing"]
+    assert detail["categories"] == ["cs.LG"]
+    assert detail["tags"] == [{"slug": "agents", "name": "Agents"}]
+    assert detail["official_code_url"] == "https://github.com/example/official"
+    assert detail["code_links"] == [
+        {"url": "https://github.com/example/official", "kind": "official"}
+    ]
+    assert detail["pdf_url"].endswith(f"{paper.arxiv_id}")
+    # Published summaries only, grouped by language.
+    assert detail["summaries"] == [
+        {
+            "language": "ko",
+            "summary": "요약",
+            "translation": None,
+            "takeaways": ["First", "Second more"],
+            "machine_written": True,
+        }
+    ]
+
+
+def test_a_merged_papers_stable_id_names_the_paper_it_was_merged_into(client, catalog):
+    target = catalog["papers"][1]
+    merged = PaperFactory(arxiv_id=None, merged_into=target)
+
+    assert client.get(f"/api/v1/papers/{merged.pk}").json()["id"] == target.pk
+
+
+def test_hidden_papers_are_not_there(client, catalog):
+    hidden = PaperFactory(is_visible=False)
+
+    assert client.get(f"/api/v1/papers/{hidden.arxiv_id}").status_code == 404
+    assert client.get(f"/api/v1/papers/{hidden.pk}").status_code == 404
+    assert hidden.pk not in ids(client.get("/api/v1/papers?limit=100"))
+
+
+def test_tags_and_categories_with_their_counts(client, catalog):
+    tags = client.get("/api/v1/tags").json()["items"]
+    categories = client.get("/api/v1/categories").json()["items"]
+
+    assert {tag["slug"]: tag["paper_count"] for tag in tags} == {"agents": 4, "math": 8}
+    assert {c["code"]: c["paper_count"] for c in categories} == {"cs.CL": 6, "cs.LG": 6}
+    assert tags[0]["url"] == "http://testserver/tags/agents/"
+
+
+def test_conditional_get_answers_304_while_nothing_changed(client, catalog):
+    # Last-Modified counts whole seconds: the catalog came earlier than the new paper.
+    Paper.objects.update(added_at=timezone.now() - datetime.timedelta(hours=1))
+    first = client.get("/api/v1/papers?limit=5")
+    etag, modified = first["ETag"], first["Last-Modified"]
+
+    assert client.get("/api/v1/papers?limit=5", HTTP_IF_NONE_MATCH=etag).status_code == 304
+    assert client.get("/api/v1/papers?limit=5", HTTP_IF_MODIFIED_SINCE=modified).status_code == 304
+    assert client.get("/api/v1/tags", HTTP_IF_NONE_MATCH=etag).status_code == 200
+
+    PaperFactory(title="Something new")
+    changed = client.get("/api/v1/papers?limit=5", HTTP_IF_NONE_MATCH=etag)
+    assert changed.status_code == 200
+    assert changed["ETag"] != etag
+    newer = client.get("/api/v1/papers?limit=5", HTTP_IF_MODIFIED_SINCE=modified)
+    assert newer.status_code == 200
+
+
+def test_anonymous_reads_are_open_to_any_origin_token_requests_are_not(client, catalog):
+    anonymous = client.get("/api/v1/papers", HTTP_ORIGIN="https://elsewhere.example")
+    with_token = client.get(
+        "/api/v1/papers", HTTP_ORIGIN="https://elsewhere.example", HTTP_AUTHORIZATION="Bearer x"
+    )
+    preflight = client.options(
+        "/api/v1/me/saved/1",
+        HTTP_ORIGIN="https://elsewhere.example",
+        HTTP_ACCESS_CONTROL_REQUEST_METHOD="PUT",
+        HTTP_ACCESS_CONTROL_REQUEST_HEADERS="authorization",
+    )
+
+    assert anonymous["Access-Control-Allow-Origin"] == "*"
+    assert "ETag" in anonymous["Access-Control-Expose-Headers"]
+    assert "Access-Control-Allow-Origin" not in with_token
+    assert with_token.status_code == 401
+    # A cross-site page may only GET, and may send no Authorization header.
+    assert preflight["Access-Control-Allow-Methods"] == "GET, HEAD"
+    assert "Access-Control-Allow-Headers" not in preflight
+    assert "Access-Control-Allow-Credentials" not in anonymous
+
+
+def test_the_site_pages_stay_out_of_cors(client, catalog):
+    assert "Access-Control-Allow-Origin" not in client.get("/", HTTP_ORIGIN="https://x.example")
+
+
+def count_queries(client, path: str, **headers) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(path, **headers)
+    assert response.status_code == 200, response.content
+    return len(queries)
+
+
+# The page (primary category, official code link, author names in its rows),
+# its tags, its categories; a chosen tag or category is looked up once more
+# each. The same at 5 papers a page as at 100.
+API_LISTS = [
+    ("/api/v1/papers?limit={n}", 3),
+    ("/api/v1/papers?limit={n}&q=reasoning&sort=relevance", 3),
+    ("/api/v1/papers?limit={n}&tag=agents", 4),
+    ("/api/v1/papers?limit={n}&tag=agents&category=cs.LG&has_code=1&period=365d", 5),
+]
+
+
+@pytest.mark.parametrize(("template", "expected"), API_LISTS)
+def test_lists_take_a_fixed_number_of_queries(client, catalog, template, expected):
+    assert count_queries(client, template.format(n=5)) == expected
+    assert count_queries(client, template.format(n=100)) == expected
+
+
+def test_one_paper_tags_and_categories_take_fixed_queries(client, catalog):
+    paper = catalog["papers"][0]
+    # The paper with its primary category and categories, then tags, code links,
+    # published summaries, images and similar papers.
+    assert count_queries(client, f"/api/v1/papers/{paper.arxiv_id}") == 6
+    # One query each, counts included.
+    assert count_queries(client, "/api/v1/tags") == 1
+    assert count_queries(client, "/api/v1/categories") == 1
+
+
+def test_the_openapi_schema_is_valid_and_names_every_filter(client):
+    from openapi_spec_validator import validate
+
+    schema = client.get("/api/v1/openapi.json").json()
+    validate(schema)
+    names = {p["name"] for p in schema["paths"]["/api/v1/papers"]["get"]["parameters"]}
+    assert names >= {
+        "q",
+        "tag",
+        "category",
+        "period",
+        "from",
+        "to",
+        "has_code",
+        "sort",
+        "cursor",
+        "limit",
+    }
+
+
+def test_the_docs_page_loads_its_script_from_this_site(client):
+    response = client.get("/api/docs")
+
+    assert response.status_code == 200
+    assert "/static/ninja/swagger-ui-bundle.js" in response.content.decode()
+    assert "/api/v1/openapi.json" in response.content.decode()
+
+
+@pytest.fixture
+def limits(settings):
+    settings.RATELIMIT_ENABLE = True
+    settings.API_RATE_LIMIT = "3/m"
+    settings.API_TOKEN_RATE_LIMIT = "5/m"
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def test_anonymous_requests_are_limited_per_address_with_json_and_retry_after(
+    client, catalog, limits, settings
+):
+    assert [client.get("/api/v1/tags").status_code for _ in range(3)] == [200] * 3
+    refused = client.get("/api/v1/papers")
+
+    assert refused.status_code == 429
+    assert refused["Content-Type"].startswith("application/json")
+    assert 0 < int(refused["Retry-After"]) <= 60
+    assert refused.json()["retry_after"] == int(refused["Retry-After"])
+    assert client.get("/api/v1/tags", REMOTE_ADDR="198.51.100.20").status_code == 200
+    # Behind a trusted proxy the address it reports is the one counted.
+    settings.TRUSTED_PROXY_COUNT = 1
+    proxied = {"REMOTE_ADDR": "10.0.0.1"}
+    assert (
+        client.get("/api/v1/tags", HTTP_X_FORWARDED_FOR="203.0.113.5", **proxied).status_code == 200
+    )
+    assert (
+        client.get("/api/v1/tags", HTTP_X_FORWARDED_FOR="203.0.113.6", **proxied).status_code == 200
+    )
+
+
+def test_a_made_up_token_is_refused_not_a_way_around_the_limit(client, catalog, limits):
+    statuses = [
+        client.get("/api/v1/papers", HTTP_AUTHORIZATION=f"Bearer psk_made-up-{n}").status_code
+        for n in range(4)
+    ]
+    assert statuses == [401, 401, 401, 429]
+
+
+def test_trending_ranks_by_readers_signals_as_the_site_does(client, catalog):
+    papers = Paper.objects.order_by("pk")
+    quiet, popular = papers[0], papers[5]
+    for reader in UserFactory.create_batch(2):
+        trending.record_signal(paper_id=popular.pk, reader_id=reader.pk, kind="save")
+    trending.record_signal(paper_id=quiet.pk, reader_id=reader.pk, kind="click")
+    trending.refresh_trending()
+
+    listed = client.get("/api/v1/trending?window=24h").json()["items"]
+    sorted_list = client.get("/api/v1/papers?sort=trending&window=24h").json()["items"]
+
+    assert [item["id"] for item in listed[:2]] == [popular.pk, quiet.pk]
+    assert [item["id"] for item in sorted_list] == [item["id"] for item in listed]
+    assert client.get("/api/v1/trending?window=1y").status_code == 422
+
+
+def test_a_paper_lists_its_similar_papers_with_why(client, catalog):
+    paper, *others = Paper.objects.order_by("pk")[:3]
+    for rank, other in enumerate(others, 1):
+        SimilarPaper.objects.create(
+            paper=paper, similar=other, rank=rank, score=1 - rank / 10, terms=["agents"]
+        )
+
+    similar = client.get(f"/api/v1/papers/{paper.arxiv_id}").json()["similar"]
+
+    assert [entry["id"] for entry in similar] == [other.pk for other in others]
+    assert similar[0]["score"] == pytest.approx(0.9)
+    assert similar[0]["shared_terms"] == ["agents"]
+    assert similar[0]["shared_tags"] == [
+        tag.slug for tag in others[0].tags.all() if tag in paper.tags.all()
+    ]

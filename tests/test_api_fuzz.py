@@ -1,0 +1,81 @@
+"""The API fuzzed from its own OpenAPI schema by schemathesis, against a live
+server on 127.0.0.1: no server error, and every answer as the schema says
+(status code, content type, headers, body).
+
+The suite runs a short pass; `make api-fuzz` a long one (API_FUZZ_EXAMPLES
+examples per operation, API_FUZZ_SECONDS at most).
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from accounts import services
+from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
+from tests.factories import (
+    CategoryFactory,
+    CodeLinkFactory,
+    PaperFactory,
+    SummaryFactory,
+    TagFactory,
+)
+
+CHECKS = ",".join(
+    [
+        "not_a_server_error",
+        "status_code_conformance",
+        "content_type_conformance",
+        "response_headers_conformance",
+        "response_schema_conformance",
+    ]
+)
+EXAMPLES = int(os.environ.get("API_FUZZ_EXAMPLES", "10"))
+SECONDS = int(os.environ.get("API_FUZZ_SECONDS", "30"))
+
+
+@pytest.fixture
+def catalog(transactional_db):
+    tag, category = TagFactory(slug="agents"), CategoryFactory(code="cs.AI")
+    papers = [PaperFactory(tags=[tag], categories=[category], authors=["A B"]) for _ in range(5)]
+    CodeLinkFactory(paper=papers[0])
+    SummaryFactory(paper=papers[0], kind="takeaways", body="1. One\n2. Two")
+    PaperFactory(arxiv_id="hep-th/9901001")
+    reader = UserFactory()
+    SubscriptionFactory(user=reader, tag=tag)
+    SavedPaperFactory(user=reader, paper=papers[1])
+    _, secret = services.create_api_token(user=reader, name="fuzz")
+    return secret
+
+
+def schemathesis(url: str, *args: str, workdir: Path) -> subprocess.CompletedProcess:
+    command = [
+        str(Path(sys.executable).with_name("schemathesis")),
+        "run",
+        f"{url}/api/v1/openapi.json",
+        "--checks",
+        CHECKS,
+        "--max-examples",
+        str(EXAMPLES),
+        "--max-time",
+        str(SECONDS),
+        "--workers",
+        "1",
+        "--no-color",
+        *args,
+    ]
+    # In a scratch directory: schemathesis keeps a cache of what it found where it runs.
+    return subprocess.run(
+        command, cwd=workdir, capture_output=True, text=True, timeout=SECONDS * 3, check=False
+    )
+
+
+@pytest.mark.slow
+def test_the_api_answers_as_its_schema_says_whatever_it_is_sent(live_server, catalog, tmp_path):
+    run = schemathesis(
+        live_server.url, "--header", f"Authorization: Bearer {catalog}", workdir=tmp_path
+    )
+
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]

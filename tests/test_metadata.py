@@ -1,0 +1,147 @@
+"""What tools read from the site: citation_* tags (Zotero, Google Scholar),
+OpenGraph and Twitter cards, the sitemap, robots.txt and the OpenSearch description."""
+
+from html.parser import HTMLParser
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from lxml import etree
+
+from catalog import sitemaps
+from catalog.models import Paper, PaperImage
+from tests.factories import CategoryFactory, PaperFactory, TagFactory
+
+pytestmark = pytest.mark.django_db
+
+SITEMAP = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+
+
+class MetaTags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, str]] = []
+        self.links: list[dict] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "meta" and ("name" in attrs or "property" in attrs):
+            self.tags.append((attrs.get("name") or attrs["property"], attrs.get("content", "")))
+        if tag == "link":
+            self.links.append(attrs)
+
+
+def meta(html: str) -> MetaTags:
+    parser = MetaTags()
+    parser.feed(html)
+    return parser
+
+
+def values(parser: MetaTags, name: str) -> list[str]:
+    return [content for key, content in parser.tags if key == name]
+
+
+def test_a_paper_page_carries_highwire_opengraph_and_twitter_tags(client):
+    paper = PaperFactory(
+        title="Reasoning with $\\alpha$ & <tags>",
+        authors=["Ada Lovelace", "Alan Turing"],
+        doi="10.1000/x",
+    )
+
+    tags = meta(client.get(paper.get_absolute_url()).content.decode())
+
+    assert values(tags, "citation_title") == ["Reasoning with \u03b1 & <tags>"]
+    assert values(tags, "citation_author") == ["Ada Lovelace", "Alan Turing"]
+    assert values(tags, "citation_publication_date") == [paper.published_at.strftime("%Y/%m/%d")]
+    assert values(tags, "citation_arxiv_id") == [paper.arxiv_id]
+    assert values(tags, "citation_pdf_url") == [paper.pdf_url]
+    assert values(tags, "citation_doi") == ["10.1000/x"]
+    assert values(tags, "og:title") == ["Reasoning with \u03b1 & <tags>"]
+    assert values(tags, "og:url") == [f"http://testserver{paper.get_absolute_url()}"]
+    assert values(tags, "og:type") == ["article"]
+    assert values(tags, "twitter:card") == ["summary"]
+    assert values(tags, "og:description")[0].startswith("We propose")
+
+
+def test_a_first_page_picture_becomes_the_preview_image(client):
+    paper = PaperFactory()
+    PaperImage.objects.create(paper=paper, kind="page", image="previews/1/page.png")
+
+    tags = meta(client.get(paper.get_absolute_url()).content.decode())
+
+    assert values(tags, "og:image") == ["http://testserver/media/previews/1/page.png"]
+    assert values(tags, "twitter:card") == ["summary_large_image"]
+
+
+def test_a_paper_known_to_the_month_says_only_the_month(client):
+    paper = PaperFactory(published_precision=Paper.DatePrecision.MONTH)
+    tags = meta(client.get(paper.get_absolute_url()).content.decode())
+    assert values(tags, "citation_publication_date") == [paper.published_at.strftime("%Y/%m")]
+
+
+def test_every_page_links_the_opensearch_description(client):
+    links = meta(client.get("/").content.decode()).links
+    search = [link for link in links if link.get("rel") == "search"]
+    assert search == [
+        {
+            "rel": "search",
+            "type": "application/opensearchdescription+xml",
+            "title": "Papershelf",
+            "href": "/opensearch.xml",
+        }
+    ]
+
+
+def test_the_opensearch_description_searches_the_list(client):
+    response = client.get("/opensearch.xml")
+    root = etree.fromstring(response.content)
+    ns = "{http://a9.com/-/spec/opensearch/1.1/}"
+    urls = {url.get("type"): url.get("template") for url in root.iter(f"{ns}Url")}
+
+    assert response["Content-Type"].startswith("application/opensearchdescription+xml")
+    assert root.find(f"{ns}ShortName").text == "Papershelf"
+    assert urls["text/html"] == "http://testserver/?q={searchTerms}"
+    assert urls["application/json"] == "http://testserver/api/v1/papers?q={searchTerms}"
+
+
+def test_robots_txt_names_the_sitemap(client):
+    assert "Sitemap: http://testserver/sitemap.xml" in client.get("/robots.txt").content.decode()
+
+
+def test_the_sitemap_index_names_a_sitemap_per_block_of_ids(client, monkeypatch):
+    monkeypatch.setattr(sitemaps, "PAPERS_PER_SITEMAP", 2)
+    papers = [PaperFactory() for _ in range(5)]
+    hidden = PaperFactory(is_visible=False)
+    no_id = PaperFactory(arxiv_id=None)
+    tag, category = TagFactory(slug="agents"), CategoryFactory(code="cs.AI")
+    PaperFactory(tags=[tag], categories=[category])
+
+    with CaptureQueriesContext(connection) as queries:
+        index = etree.fromstring(client.get("/sitemap.xml").content)
+    assert len(queries) == 1
+    locations = [loc.text for loc in index.iter(f"{SITEMAP}loc")]
+    highest = Paper.objects.visible().order_by("-pk").first().pk
+    assert locations[0] == "http://testserver/sitemap-pages.xml"
+    assert len(locations) == 1 + highest // 2 + 1
+
+    found = []
+    for location in locations[1:]:
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(location.removeprefix("http://testserver"))
+            urlset = etree.fromstring(b"".join(response.streaming_content))
+        assert len(queries) == 1
+        found += [url.find(f"{SITEMAP}loc").text for url in urlset]
+    assert f"http://testserver{papers[0].get_absolute_url()}" in found
+    assert f"http://testserver/p/{no_id.pk}/" in found
+    assert f"http://testserver{hidden.get_absolute_url()}" not in found
+    assert len(found) == Paper.objects.visible().count()
+
+    pages = etree.fromstring(client.get("/sitemap-pages.xml").content)
+    page_locations = [loc.text for loc in pages.iter(f"{SITEMAP}loc")]
+    assert "http://testserver/tags/agents/" in page_locations
+    assert "http://testserver/categories/cs.AI/" in page_locations
+
+
+def test_a_sitemap_past_any_id_is_empty_or_not_there(client):
+    assert client.get("/sitemap-papers-999999.xml").status_code == 200
+    assert client.get(f"/sitemap-papers-{10**30}.xml").status_code == 404
