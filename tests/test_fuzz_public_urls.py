@@ -144,6 +144,7 @@ GET_ROUTES = {
     "api/v1/": "/api/v1/",
     "api/v1/openapi.json": "/api/v1/openapi.json",
     "api/v1/papers": "/api/v1/papers",
+    "api/v1/trending": "/api/v1/trending",
     "api/v1/papers/<path:ref>": "/api/v1/papers/{text}",
     "api/v1/tags": "/api/v1/tags",
     "api/v1/categories": "/api/v1/categories",
