@@ -11,7 +11,7 @@ export DEBUG ?= 1
 export SITE_ROOT ?= http://$(if $(filter 0.0.0.0,$(HOST)),127.0.0.1,$(HOST)):$(PORT)
 
 .PHONY: run test lint format lock migrate demo worker beat clean bench-import bench profile
-.PHONY: bench-freshness bench-code-links bench-similar bench-discovery api-fuzz
+.PHONY: bench-freshness bench-code-links bench-similar bench-discovery api-fuzz fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -127,6 +127,13 @@ API_FUZZ_SECONDS ?= 600
 api-fuzz: $(VENV)/.installed
 	API_FUZZ_EXAMPLES=$(API_FUZZ_EXAMPLES) API_FUZZ_SECONDS=$(API_FUZZ_SECONDS) \
 	  DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest tests/test_api_fuzz.py -q
+
+# Every public URL with generated queries and form posts (never a 5xx), at
+# FUZZ_SCALE times the suite's depth.
+FUZZ_SCALE ?= 10
+fuzz: $(VENV)/.installed
+	FUZZ_SCALE=$(FUZZ_SCALE) DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} \
+	  $(BIN)/pytest tests/test_fuzz_public_urls.py -q
 
 clean:
 	rm -rf $(VENV) db.sqlite3 .smoke.sqlite3 staticfiles

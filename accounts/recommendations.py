@@ -11,7 +11,7 @@ period filter of the tab finds papers.
 import datetime
 import logging
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from django.conf import settings
@@ -34,6 +34,8 @@ TAG_BONUS = 0.3
 DISMISS_WEIGHT = 0.8
 # The saved papers a reader is matched against: the most recent ones.
 SEEDS = 100
+# The dismissed papers that push others down: the most recent ones.
+DISMISSED_SEEDS = 500
 # Kept per reader for each of these periods (days), so that the 1-day and
 # 7-day filters do not come up empty under a month of better papers.
 KEPT = ((1, 50), (7, 100), (30, 200))
@@ -47,8 +49,21 @@ class Window:
     ids: np.ndarray
     matrix: np.ndarray
     listed_at: np.ndarray  # seconds since the epoch
-    tags: dict[int, np.ndarray]  # tag id -> positions of its papers
+    tags: dict[int, np.ndarray]  # tag id -> positions of its papers, ascending
     position: dict[int, int]
+    centroids: dict[int, np.ndarray | None] = field(default_factory=dict)
+
+    def centroid(self, tag_id: int) -> np.ndarray | None:
+        """The unit mean of the tag's papers in the window (None without any), computed once."""
+        if tag_id not in self.centroids:
+            members = self.tags.get(tag_id)
+            unit = None
+            if members is not None and len(members):
+                mean = self.matrix[members].mean(axis=0)
+                norm = float(np.linalg.norm(mean))
+                unit = mean / norm if norm else None
+            self.centroids[tag_id] = unit
+        return self.centroids[tag_id]
 
 
 def load_window(*, now: datetime.datetime, key: str) -> Window:
@@ -76,9 +91,22 @@ def load_window(*, now: datetime.datetime, key: str) -> Window:
         ids=np.asarray(ids, dtype=np.int64),
         matrix=np.vstack(matrix) if matrix else np.zeros((0, 1), dtype=np.float32),
         listed_at=np.asarray(listed, dtype=np.float64),
-        tags={tag: np.asarray(found) for tag, found in by_tag.items()},
+        tags={tag: np.sort(np.asarray(found)) for tag, found in by_tag.items()},
         position=position,
     )
+
+
+@dataclass
+class Seeds:
+    """What one reader's list is ranked from."""
+
+    saved_ids: np.ndarray
+    saved: np.ndarray  # one vector a row, as saved_ids
+    dismissed_ids: np.ndarray
+    dismissed: np.ndarray
+    tag_ids: list[int]
+    # Every paper the reader saved or dismissed, seeds or not: never recommended.
+    excluded_ids: set[int] = field(default_factory=set)
 
 
 @dataclass
@@ -89,47 +117,94 @@ class Ranked:
     because_tag_id: int | None
 
 
-def rank_for_reader(
-    *,
-    window: Window,
-    saved: tuple[np.ndarray, np.ndarray],
-    dismissed: tuple[np.ndarray, np.ndarray],
-    tag_ids: list[int],
-    now: datetime.datetime,
-) -> list[Ranked]:
-    """The reader's candidates, best first, with what each is recommended for."""
+# Readers are ranked together, so that their saved papers, dismissed papers
+# and followed tags meet the window in one matrix product (tens of times
+# faster than one thin product per reader), a block of the window's rows at a
+# time so the product stays within about BLOCK_FLOATS floats.
+READERS_AT_ONCE = 16
+BLOCK_FLOATS = 16_000_000
+
+
+def rank_for_readers(
+    *, window: Window, readers: list[Seeds], now: datetime.datetime
+) -> list[list[Ranked]]:
+    """Each reader's candidates, best first, with what each is recommended for."""
     count = len(window.ids)
     if not count:
-        return []
-    best = np.full(count, -np.inf, dtype=np.float32)
-    because_paper = np.full(count, -1, dtype=np.int64)
-    because_tag = np.full(count, -1, dtype=np.int64)
-    saved_ids, saved_matrix = saved
-    if len(saved_ids):
-        likeness = window.matrix @ saved_matrix.T
-        column = likeness.argmax(axis=1)
-        best = likeness[np.arange(count), column]
-        because_paper = saved_ids[column]
-    for tag_id in tag_ids:
-        members = window.tags.get(tag_id)
-        if members is None or not len(members):
-            continue
-        centroid = window.matrix[members].mean(axis=0)
-        norm = float(np.linalg.norm(centroid))
-        if norm == 0:
-            continue
-        tag_score = window.matrix @ (centroid / norm)
-        tag_score[members] += TAG_BONUS
-        better = tag_score > best
-        best = np.where(better, tag_score, best)
-        because_tag = np.where(better, tag_id, because_tag)
-        because_paper = np.where(better, -1, because_paper)
-    score = best.copy()
-    dismissed_ids, dismissed_matrix = dismissed
-    if len(dismissed_ids):
-        score -= DISMISS_WEIGHT * np.clip((window.matrix @ dismissed_matrix.T).max(axis=1), 0, None)
-    # Never what the reader saved or dismissed.
-    for pk in [*saved_ids.tolist(), *dismissed_ids.tolist()]:
+        return [[] for _ in readers]
+    # The columns of the product: every reader's saved and dismissed vectors, then
+    # the centroids of the tags they follow (each tag once).
+    dimensions = window.matrix.shape[1]
+    columns: list[np.ndarray] = []
+    spans = []
+    width = 0
+    for seeds in readers:
+        saved = (width, width + len(seeds.saved_ids))
+        dismissed = (saved[1], saved[1] + len(seeds.dismissed_ids))
+        columns += [seeds.saved.reshape(-1, dimensions), seeds.dismissed.reshape(-1, dimensions)]
+        spans.append((saved, dismissed))
+        width = dismissed[1]
+    tag_column: dict[int, int] = {}
+    for tag_id in sorted({tag_id for seeds in readers for tag_id in seeds.tag_ids}):
+        unit = window.centroid(tag_id)
+        if unit is not None:
+            tag_column[tag_id] = width + len(tag_column)
+            columns.append(unit.reshape(1, -1))
+    products = np.vstack(columns).astype(np.float32).T
+
+    best = np.full((len(readers), count), -np.inf, dtype=np.float32)
+    because_paper = np.full((len(readers), count), -1, dtype=np.int64)
+    because_tag = np.full((len(readers), count), -1, dtype=np.int64)
+    unlike = np.zeros((len(readers), count), dtype=np.float32)
+    rows = max(1, BLOCK_FLOATS // max(1, products.shape[1]))
+    for start in range(0, count if products.shape[1] else 0, rows):
+        stop = min(start + rows, count)
+        block = slice(start, stop)
+        likeness = window.matrix[block] @ products
+        tag_scores = {}
+        for tag_id, column in tag_column.items():
+            members = window.tags[tag_id]
+            inside = members[np.searchsorted(members, start) : np.searchsorted(members, stop)]
+            tag_scores[tag_id] = likeness[:, column].copy()
+            tag_scores[tag_id][inside - start] += TAG_BONUS
+        for r, (seeds, ((s0, s1), (d0, d1))) in enumerate(zip(readers, spans, strict=True)):
+            if s1 > s0:
+                part = likeness[:, s0:s1]
+                column = part.argmax(axis=1)
+                best[r, block] = part[np.arange(stop - start), column]
+                because_paper[r, block] = seeds.saved_ids[column]
+            for tag_id in seeds.tag_ids:
+                if tag_id in tag_scores:
+                    better = tag_scores[tag_id] > best[r, block]
+                    best[r, block][better] = tag_scores[tag_id][better]
+                    because_tag[r, block][better] = tag_id
+                    because_paper[r, block][better] = -1
+            if d1 > d0:
+                unlike[r, block] = np.clip(likeness[:, d0:d1].max(axis=1), 0, None)
+    return [
+        _ranked(
+            window=window,
+            seeds=seeds,
+            score=best[r] - DISMISS_WEIGHT * unlike[r],
+            because_paper=because_paper[r],
+            because_tag=because_tag[r],
+            now=now,
+        )
+        for r, seeds in enumerate(readers)
+    ]
+
+
+def _ranked(
+    *,
+    window: Window,
+    seeds: Seeds,
+    score: np.ndarray,
+    because_paper: np.ndarray,
+    because_tag: np.ndarray,
+    now: datetime.datetime,
+) -> list[Ranked]:
+    """The top of each kept period, best first."""
+    for pk in seeds.excluded_ids | {*seeds.saved_ids.tolist(), *seeds.dismissed_ids.tolist()}:
         if pk in window.position:
             score[window.position[pk]] = -np.inf
     keep: set[int] = set()
@@ -170,42 +245,56 @@ def readers():
     )
 
 
-def refresh_reader(
-    *, user: AbstractBaseUser, window: Window, key: str, now: datetime.datetime
-) -> int:
-    """Replace one reader's recommendations; how many were stored."""
+def seeds_of(*, user_id: int, key: str) -> Seeds:
     saved_ids = list(
-        SavedPaper.objects.filter(user=user)
-        .order_by("-created_at")
-        .values_list("paper_id", flat=True)[:SEEDS]
+        SavedPaper.objects.filter(user_id=user_id)
+        .order_by("-created_at", "-id")
+        .values_list("paper_id", flat=True)
     )
-    dismissed = DismissedPaper.objects.filter(user=user)
-    dismissed_ids = list(dismissed.values_list("paper_id", flat=True))
-    tag_ids = list(
-        Subscription.objects.filter(user=user, tag__isnull=False).values_list("tag_id", flat=True)
+    dismissed_ids = list(
+        DismissedPaper.objects.filter(user_id=user_id)
+        .order_by("-created_at", "-id")
+        .values_list("paper_id", flat=True)
     )
-    ranked = rank_for_reader(
-        window=window,
-        saved=vectors.vectors_of(paper_ids=saved_ids, key=key),
-        dismissed=vectors.vectors_of(paper_ids=dismissed_ids, key=key),
-        tag_ids=tag_ids,
-        now=now,
+    saved = vectors.vectors_of(paper_ids=saved_ids[:SEEDS], key=key)
+    dismissed = vectors.vectors_of(paper_ids=dismissed_ids[:DISMISSED_SEEDS], key=key)
+    return Seeds(
+        excluded_ids={*saved_ids, *dismissed_ids},
+        saved_ids=saved[0],
+        saved=saved[1],
+        dismissed_ids=dismissed[0],
+        dismissed=dismissed[1],
+        tag_ids=list(
+            Subscription.objects.filter(user_id=user_id, tag__isnull=False).values_list(
+                "tag_id", flat=True
+            )
+        ),
+    )
+
+
+def refresh_readers(
+    *, user_ids: list[int], window: Window, key: str, now: datetime.datetime
+) -> int:
+    """Replace these readers' recommendations; how many were stored."""
+    ranked = rank_for_readers(
+        window=window, readers=[seeds_of(user_id=pk, key=key) for pk in user_ids], now=now
     )
     rows = [
         Recommendation(
-            user=user,
+            user_id=user_id,
             paper_id=item.paper_id,
             score=round(item.score, 5),
             because_paper_id=item.because_paper_id,
             because_tag_id=item.because_tag_id,
             computed_at=now,
         )
-        for item in ranked
+        for user_id, items in zip(user_ids, ranked, strict=True)
+        for item in items
     ]
     with transaction.atomic():
-        Recommendation.objects.filter(user=user).delete()
+        Recommendation.objects.filter(user_id__in=user_ids).delete()
         Recommendation.objects.bulk_create(rows, batch_size=1000)
-        Profile.objects.filter(user=user).update(recommended_at=now)
+        Profile.objects.filter(user_id__in=user_ids).update(recommended_at=now)
     return len(rows)
 
 
@@ -237,10 +326,18 @@ def refresh_all(
             Recommendation.objects.exclude(user__in=chosen.values("pk")).delete()
         total = chosen.count()
         with Progress("readers", total=total, unit="readers", enabled=show_progress) as bar:
-            for user in chosen.iterator(chunk_size=500):
-                run.rows += refresh_reader(user=user, window=window, key=key, now=now)
-                run.readers += 1
-                bar.advance()
+            pending: list[int] = []
+            for pk in chosen.values_list("pk", flat=True).iterator(chunk_size=500):
+                pending.append(pk)
+                if len(pending) == READERS_AT_ONCE:
+                    run.rows += refresh_readers(user_ids=pending, window=window, key=key, now=now)
+                    run.readers += len(pending)
+                    bar.advance(len(pending))
+                    pending = []
+            if pending:
+                run.rows += refresh_readers(user_ids=pending, window=window, key=key, now=now)
+                run.readers += len(pending)
+                bar.advance(len(pending))
     if user_ids is not None:
         # Asked for on a first visit: a reader with nothing to go on yet is
         # done too, and gets a list from the nightly run once they have.

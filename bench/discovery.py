@@ -5,17 +5,18 @@ nightly For-you ranking.
 
 Neighbours: N unit vectors of 256 dimensions drawn around 2,000 topics (the
 shape of a tf-idf/SVD space, where papers gather in fields) go into the index
-enrichment.neighbours builds for that many papers (HNSW above 50,000), added
-in batches as the build streams them from the database; then every paper is
-searched for its candidates, in batches, as the build does. Reported: time of
+enrichment.neighbours builds for that many papers (an inverted file above
+50,000); then every paper is searched for its candidates, in batches, as the
+build does. Reported: time of
 each step, peak memory of the process, and recall of the 10 nearest against
 an exact search on a sample. Reading the vectors from the database and
 writing the rows are not in these figures (see BENCHMARKS.md).
 
 For you: the window of recent papers (FOR_YOU_DAYS, a year: about 290,000
 papers at arXiv's rate) and readers with 20 saved papers and 3 followed tags
-each, ranked by accounts.recommendations.rank_for_reader as the nightly job
-does; the database reads and writes per reader are not in these figures.
+each, ranked by accounts.recommendations.rank_for_readers as the nightly job
+does (READERS_AT_ONCE readers a product); the database reads and writes per
+reader are not in these figures.
 """
 
 import argparse
@@ -56,35 +57,31 @@ def bench_neighbours(count: int) -> dict:
     from enrichment import neighbours
 
     centers = topic_centers()
+    matrix = np.vstack(
+        [
+            synthetic(min(BATCH, count - start), seed=start + 1, centers=centers)
+            for start in range(0, count, BATCH)
+        ]
+    )
     started = time.perf_counter()
-    index = neighbours.make_index(DIMENSIONS, expected=count)
-    generate = 0.0
-    for start in range(0, count, BATCH):
-        t = time.perf_counter()
-        batch = synthetic(min(BATCH, count - start), seed=start + 1, centers=centers)
-        generate += time.perf_counter() - t
-        index.add(batch)
-    built = time.perf_counter() - started - generate
+    index = neighbours.make_index(matrix)
+    built = time.perf_counter() - started
     print(f"index {type(index).__name__} of {count:,}: built in {built:,.1f} s", flush=True)
-    k = max(neighbours.SIMILAR_PAPERS if hasattr(neighbours, "SIMILAR_PAPERS") else 10, 10)
-    candidates = neighbours.CANDIDATES
+    k = 10
     started = time.perf_counter()
     found_all = None
     for start in range(0, count, BATCH):
         stop = min(start + BATCH, count)
-        queries = index.reconstruct_n(start, stop - start)
-        _, found = index.search(queries, candidates + 1)
+        _, found = index.search(matrix[start:stop], neighbours.CANDIDATES + 1)
         if start == 0:
             found_all = found
     searched = time.perf_counter() - started
     print(f"searched {count:,} papers in {searched:,.1f} s", flush=True)
-    # Recall of the 10 nearest on the first 1,000 papers, against an exact search.
+    # Recall of the 10 nearest among the candidates, on the first 1,000 papers, against exact.
     sample = min(1000, count)
     exact = faiss.IndexFlatIP(DIMENSIONS)
-    for start in range(0, count, BATCH):
-        exact.add(index.reconstruct_n(start, min(BATCH, count - start)))
-    queries = index.reconstruct_n(0, sample)
-    _, truth = exact.search(queries, k + 1)
+    exact.add(matrix)
+    _, truth = exact.search(matrix[:sample], k + 1)
     hits = sum(
         len(set(truth[i, 1:].tolist()) & set(found_all[i, 1:].tolist())) for i in range(sample)
     )
@@ -101,14 +98,16 @@ def bench_neighbours(count: int) -> dict:
 
 
 def bench_for_you(readers: int, window: int) -> dict:
-    from accounts.recommendations import Window, rank_for_reader
+    from accounts.recommendations import READERS_AT_ONCE, Seeds, Window, rank_for_readers
 
     centers = topic_centers()
     matrix = synthetic(window, seed=99, centers=centers)
     rng = np.random.default_rng(7)
     now = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
     listed = now.timestamp() - rng.uniform(0, 365 * 86400, size=window)
-    tags = {tag: rng.choice(window, size=window // 200, replace=False) for tag in range(100)}
+    tags = {
+        tag: np.sort(rng.choice(window, size=window // 200, replace=False)) for tag in range(100)
+    }
     loaded = Window(
         ids=np.arange(1, window + 1, dtype=np.int64),
         matrix=matrix,
@@ -116,18 +115,25 @@ def bench_for_you(readers: int, window: int) -> dict:
         tags=tags,
         position={pk: i for i, pk in enumerate(range(1, window + 1))},
     )
+    nothing = np.zeros(0, dtype=np.int64)
     kept = 0
     started = time.perf_counter()
-    for _ in range(readers):
-        saved_ids = rng.choice(window, size=20, replace=False) + 1
-        ranked = rank_for_reader(
-            window=loaded,
-            saved=(saved_ids.astype(np.int64), matrix[saved_ids - 1]),
-            dismissed=(np.zeros(0, dtype=np.int64), np.zeros((0, DIMENSIONS), np.float32)),
-            tag_ids=rng.choice(100, size=3, replace=False).tolist(),
-            now=now,
+    for first in range(0, readers, READERS_AT_ONCE):
+        batch = []
+        for _ in range(min(READERS_AT_ONCE, readers - first)):
+            saved_ids = rng.choice(window, size=20, replace=False) + 1
+            batch.append(
+                Seeds(
+                    saved_ids=saved_ids.astype(np.int64),
+                    saved=matrix[saved_ids - 1],
+                    dismissed_ids=nothing,
+                    dismissed=np.zeros((0, DIMENSIONS), np.float32),
+                    tag_ids=rng.choice(100, size=3, replace=False).tolist(),
+                )
+            )
+        kept += sum(
+            len(ranked) for ranked in rank_for_readers(window=loaded, readers=batch, now=now)
         )
-        kept += len(ranked)
     elapsed = time.perf_counter() - started
     return {
         "readers": readers,

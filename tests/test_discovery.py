@@ -191,6 +191,26 @@ def test_neighbours_are_papers_of_the_same_topic():
 
 
 @pytest.mark.django_db
+def test_above_the_exact_limit_an_inverted_file_finds_the_same_topics(monkeypatch):
+    monkeypatch.setattr(neighbours, "EXACT_SEARCH_LIMIT", 5)
+    papers = topic_papers()
+    vectors.build_vectors(show_progress=False)
+    run = neighbours.build_all(show_progress=False)
+    assert run.index == "IndexIVFFlat"
+    for topic, found in papers.items():
+        similar = SimilarPaper.objects.filter(paper=found[0]).order_by("rank")
+        assert {row.similar_id for row in similar[:3]} == {p.pk for p in found[1:]}, topic
+    # A new paper is searched in the saved inverted file.
+    neighbours._loaded.clear()
+    title, abstract = TOPICS["compilers"]
+    new = PaperFactory(title=title, abstract=abstract)
+    neighbours.neighbours_for(paper_ids=[new.pk])
+    assert neighbours.load_index()[0].nprobe == neighbours.IVF_PROBES
+    nearest = SimilarPaper.objects.filter(paper=new).order_by("rank")[:4]
+    assert {row.similar_id for row in nearest} == {p.pk for p in papers["compilers"]}
+
+
+@pytest.mark.django_db
 def test_the_paper_page_shows_similar_papers_with_why_in_the_same_queries(
     client, django_assert_num_queries
 ):
@@ -325,6 +345,54 @@ def test_for_you_page_queries(client, django_assert_num_queries):
         response = client.get("/feed/for-you/")
     assert len(response.context["page"].object_list) > 3
     assert len(queries) <= 8, [q["sql"][:80] for q in queries]
+
+
+@pytest.mark.django_db
+def test_readers_ranked_together_get_the_lists_they_get_alone(monkeypatch):
+    papers = topic_papers(per_topic=6)
+    build()
+    tags = {topic: found[0].tags.get() for topic, found in papers.items()}
+    readers = [
+        reader_of(papers, saved=[papers["proteins"][0]]),
+        reader_of(papers, follows=[tags["galaxies"]]),
+        reader_of(papers, saved=[papers["compilers"][1]], follows=[tags["proteins"]]),
+        reader_of(papers, saved=papers["galaxies"][:2], follows=[tags["compilers"]]),
+    ]
+    DismissedPaper.objects.create(user=readers[3], paper=papers["galaxies"][3])
+
+    def lists():
+        return {
+            user.pk: list(
+                Recommendation.objects.filter(user=user)
+                .order_by("-score", "paper_id")
+                .values_list("paper_id", "because_paper_id", "because_tag_id")
+            )
+            for user in readers
+        }
+
+    recommendations.refresh_all()
+    together = lists()
+    # One reader at a time, and the window's papers a few at a time.
+    monkeypatch.setattr(recommendations, "READERS_AT_ONCE", 1)
+    monkeypatch.setattr(recommendations, "BLOCK_FLOATS", 10)
+    recommendations.refresh_all()
+    assert lists() == together
+    assert all(together.values())
+    saved_or_dismissed = {papers["galaxies"][0].pk, papers["galaxies"][1].pk}
+    saved_or_dismissed.add(papers["galaxies"][3].pk)
+    assert not saved_or_dismissed & {row[0] for row in together[readers[3].pk]}
+
+
+@pytest.mark.django_db
+def test_every_saved_paper_is_left_out_not_only_the_seeds(monkeypatch):
+    papers = topic_papers()
+    build()
+    user = reader_of(papers, saved=papers["proteins"][:3])
+    monkeypatch.setattr(recommendations, "SEEDS", 1)
+    recommendations.refresh_all()
+    recommended = set(Recommendation.objects.filter(user=user).values_list("paper_id", flat=True))
+    assert recommended
+    assert not recommended & {paper.pk for paper in papers["proteins"][:3]}
 
 
 @pytest.mark.django_db
