@@ -8,6 +8,7 @@ from django.http import HttpRequest
 from django.middleware.csrf import get_token
 from django.template.loader import get_template
 from django.urls import reverse
+from django.utils.functional import cached_property
 
 from catalog.models import Category, Paper, Tag
 
@@ -69,8 +70,13 @@ class ReaderCardSlots:
         self.rendered: dict[tuple, str] = {}
         self.addresses: dict[str, tuple[str, str]] = {}
 
+    @cached_property
+    def csrf_token(self) -> str:
+        # One masked token for the page's forms: masking draws 32 random characters.
+        return get_token(self.request)
+
     def _render(self, template: str, values: dict) -> str:
-        context = {"user": self.request.user, "csrf_token": get_token(self.request), **values}
+        context = {"user": self.request.user, "csrf_token": self.csrf_token, **values}
         return get_template(template).render(context)
 
     def _address(self, name: str, pk: int) -> str:

@@ -11,19 +11,15 @@ badge by the reader's `CardSlots`, which the accounts app puts in every page's
 context). Without Redis this works the same: each process keeps its own cards.
 """
 
-import hashlib
-import threading
-from collections import OrderedDict
 from typing import Protocol
 
 from django.conf import settings
-from django.core.signals import setting_changed
-from django.dispatch import receiver
 from django.template.loader import get_template
 from django.utils import timezone, translation
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
+from catalog.fragments import Fragments, digest
 from catalog.models import Paper, Tag
 from catalog.trending import WINDOWS
 
@@ -44,33 +40,7 @@ class CardSlots(Protocol):
     def dismiss_button(self, paper: Paper) -> str: ...
 
 
-class _LRU:
-    def __init__(self) -> None:
-        self.entries: OrderedDict[bytes, str] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key: bytes) -> str | None:
-        with self.lock:
-            html = self.entries.get(key)
-            if html is not None:
-                self.entries.move_to_end(key)
-            return html
-
-    def put(self, key: bytes, html: str, *, size: int) -> None:
-        with self.lock:
-            self.entries[key] = html
-            while len(self.entries) > size:
-                self.entries.popitem(last=False)
-
-
-_cards = _LRU()
-
-
-@receiver(setting_changed)
-def _forget_cards(**kwargs) -> None:
-    # Cards show addresses built from settings; tests change settings at run time.
-    with _cards.lock:
-        _cards.entries.clear()
+_cards = Fragments()
 
 
 def card_key(paper: Paper, *, thumbnails: bool, trending_window: str | None) -> bytes:
@@ -93,24 +63,15 @@ def card_key(paper: Paper, *, thumbnails: bool, trending_window: str | None) -> 
         translation.get_language(),
         timezone.get_current_timezone_name(),
     )
-    return hashlib.blake2b(repr(parts).encode(), digest_size=16).digest()
+    return digest(*parts)
 
 
 def shared_card(paper: Paper, *, thumbnails: bool, trending_window: str | None) -> str:
     """The card as every reader sees it, with their slots still open."""
     size = settings.PAPER_CARD_CACHE_SIZE
     key = card_key(paper, thumbnails=thumbnails, trending_window=trending_window) if size else b""
-    html = _cards.get(key) if size else None
-    if html is None:
-        context = {
-            "paper": paper,
-            "list_thumbnails": thumbnails,
-            "trending_window": trending_window,
-        }
-        html = get_template(CARD_TEMPLATE).render(context)
-        if size:
-            _cards.put(key, html, size=size)
-    return html
+    context = {"paper": paper, "list_thumbnails": thumbnails, "trending_window": trending_window}
+    return _cards.get_or_render(key, lambda: get_template(CARD_TEMPLATE).render(context), size=size)
 
 
 def slot(name: str, *key: object) -> SafeString:

@@ -9,13 +9,15 @@ from django import forms
 from django.conf import settings
 from django.db.models import Exists, F, OuterRef, QuerySet, Value
 from django.forms.utils import flatatt
-from django.utils import timezone
+from django.template.loader import get_template
+from django.utils import timezone, translation
 from django.utils.functional import SimpleLazyObject
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_lazy as _
 
 from catalog.cache import cached_read
+from catalog.fragments import Fragments, digest
 from catalog.models import NEWEST_FIRST, Category, Paper, PaperTag, Tag
 from catalog.search import search
 from catalog.trending import DEFAULT_WINDOW, ordering
@@ -131,7 +133,7 @@ class PaperFilter(django_filters.FilterSet):
             # The options shown come from the cache, read only when a select
             # is rendered, both selects' in one query; a chosen value is still
             # checked against the database.
-            options = SimpleLazyObject(filter_options)
+            self.options = options = SimpleLazyObject(filter_options)
             form.fields["tag"].widget.choices = lambda: options["tag"]
             form.fields["category"].widget.choices = lambda: options["category"]
         return self._form
@@ -238,6 +240,42 @@ class PaperFilter(django_filters.FilterSet):
             self.ranks_newest_only = bool(by_relevance)
             self._sorted_qs = papers
         return self._sorted_qs
+
+
+_fields_html = Fragments()
+FIELDS_TEMPLATE = "catalog/_filter_fields.html"
+
+
+def filter_fields_html(
+    paper_filter: PaperFilter, *, trending_tabs: bool, trending_window: str | None
+) -> SafeString:
+    """The filter's fields as a list page shows them (the values given, any errors).
+
+    They are the same for every reader who asks with the same values, so they
+    are rendered once per process under a digest of what they show: the
+    values, the options, the language and the page's trending controls.
+    """
+    form = paper_filter.form
+    key = digest(
+        type(paper_filter).__name__,
+        sorted((name, paper_filter.data.getlist(name)) for name in form.fields),
+        paper_filter.options["tag"],
+        paper_filter.options["category"],
+        translation.get_language(),
+        trending_tabs,
+        trending_window,
+    )
+    context = {
+        "filter": paper_filter,
+        "trending_tabs": trending_tabs,
+        "trending_window": trending_window,
+    }
+    html = _fields_html.get_or_render(
+        key,
+        lambda: get_template(FIELDS_TEMPLATE).render(context),
+        size=settings.FILTER_FORM_CACHE_SIZE,
+    )
+    return mark_safe(html)  # noqa: S308 - rendered from the site's template, values escaped
 
 
 def filter_options() -> dict[str, list[tuple[str, str]]]:

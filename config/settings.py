@@ -151,6 +151,8 @@ CATALOG_CACHE_SECONDS = env.int("CATALOG_CACHE_SECONDS", default=600)
 # Paper cards each process keeps rendered for lists (catalog/cards.py), about
 # 3 KB each; 0 renders every card on every request.
 PAPER_CARD_CACHE_SIZE = env.int("PAPER_CARD_CACHE_SIZE", default=5000)
+# List filters each process keeps rendered, one per choice of values (catalog/filters.py).
+FILTER_FORM_CACHE_SIZE = env.int("FILTER_FORM_CACHE_SIZE", default=1000)
 _catalog_cache_timeout = env.float("CATALOG_CACHE_TIMEOUT", default=0.25)
 # In production the catalog cache is a Redis of its own, capped with maxmemory
 # and evicting least recently used keys (docker-compose.yml's "cache"): anyone

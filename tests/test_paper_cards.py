@@ -16,7 +16,18 @@ from tests.factories import CodeLinkFactory, PaperFactory, TagFactory
 pytestmark = pytest.mark.django_db
 
 CSRF_TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="[^"]+"')
-PAGES = ["/", "/?q=agents", "/tags/agents/", "/?sort=added", "/feed/", "/feed/for-you/"]
+PAGES = [
+    "/",
+    "/?q=agents",
+    "/tags/agents/",
+    "/?sort=added",
+    "/feed/",
+    "/feed/for-you/",
+    # Filters chosen, and one wrong (the form shows its error).
+    "/?tag=agents&period=30d&has_code=1&page=1",
+    "/?from=2026-02-30&category=cs.XX",
+    "/trending/",
+]
 
 
 @pytest.fixture
@@ -75,12 +86,12 @@ def page(client: Client, path: str) -> str:
 
 def test_shared_cards_give_each_reader_the_page_rendered_afresh(catalog, settings):
     clients = readers(catalog)
-    settings.PAPER_CARD_CACHE_SIZE = 0
+    settings.PAPER_CARD_CACHE_SIZE = settings.FILTER_FORM_CACHE_SIZE = 0
     fresh = {(n, path): page(client, path) for n, client in enumerate(clients) for path in PAGES}
     for_you = fresh[2, "/feed/for-you/"]  # the saver's
     assert "Because you saved" in for_you and "Not interested" in for_you
     assert 'aria-pressed="true"' in fresh[2, "/"]  # saved papers and followed tags
-    settings.PAPER_CARD_CACHE_SIZE = 100
+    settings.PAPER_CARD_CACHE_SIZE = settings.FILTER_FORM_CACHE_SIZE = 100
     for _ in range(2):  # filling the cards, then reading them
         for n, client in enumerate(clients):
             for path in PAGES:
@@ -98,3 +109,4 @@ def test_a_changed_paper_gets_a_new_card(catalog, client):
 
     assert "Renamed paper" in html
     assert "#Robotics" in html
+    assert '<option value="robotics">Robotics</option>' in html  # the filter's options too

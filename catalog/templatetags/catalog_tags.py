@@ -6,7 +6,7 @@ from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.safestring import SafeString, mark_safe
 
-from catalog import cards
+from catalog import cards, filters
 from catalog.latex import latex_to_html, latex_to_text
 from catalog.rendering import render_markdown
 from catalog.trending import WINDOWS
@@ -78,6 +78,17 @@ def paper_card(context, paper) -> SafeString:
         marks_new=bool(context.get("marks_new")),
         for_you=bool(context.get("for_you")),
         slots=context["card_slots"],
+    )
+
+
+@register.simple_tag(takes_context=True)
+def filter_fields(context) -> SafeString:
+    """The list filter's fields, rendered once per choice of values and shared."""
+    paper_filter = context["filter"]
+    return filters.filter_fields_html(
+        paper_filter,
+        trending_tabs=bool(context.get("trending_tabs")),
+        trending_window=context.get("trending_window"),
     )
 
 
