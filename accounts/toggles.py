@@ -4,12 +4,16 @@ Each is one template (accounts/toggles/) rendered in place on a page and, after
 a change, alone as the HTMX swap; both get their context from here.
 """
 
+from django.conf import settings
 from django.http import HttpRequest
 from django.middleware.csrf import get_token
 from django.template.loader import get_template
 from django.urls import reverse
+from django.utils import translation
 from django.utils.functional import cached_property
+from django.utils.html import conditional_escape
 
+from catalog.fragments import Fragments, digest
 from catalog.models import Category, Paper, Tag
 
 SAVE_TEMPLATE = "accounts/toggles/save.html"
@@ -51,17 +55,25 @@ def subscribe_context(
     }
 
 
+# Toggle variants every process keeps rendered, with stand-ins for the
+# reader's CSRF token and the page's address (catalog/fragments.py).
+_variants = Fragments()
+
+
 class ReaderCardSlots:
     """A reader's save toggles and follow chips on a list's shared cards
-    (catalog.cards.CardSlots), each variant rendered once per page.
+    (catalog.cards.CardSlots), each variant rendered once per process.
 
     A save toggle differs between papers only by its address, so each state is
     rendered once with a stand-in for the address; a tag's chip is rendered
-    once however many cards carry the tag.
+    once however many cards carry the tag. The CSRF token and the page's own
+    address (`next`) are stand-ins too, filled per page.
     """
 
-    # Neither an address nor the escaped `next` path can hold a NUL.
+    # Neither an address, a token nor the escaped `next` path can hold a NUL.
     STAND_IN = "\x00action\x00"
+    CSRF_STAND_IN = "\x00csrf\x00"
+    NEXT_STAND_IN = "\x00next\x00"
 
     def __init__(self, *, request: HttpRequest, saved_paper_ids, subscribed) -> None:
         self.request = request
@@ -75,9 +87,23 @@ class ReaderCardSlots:
         # One masked token for the page's forms: masking draws 32 random characters.
         return get_token(self.request)
 
-    def _render(self, template: str, values: dict) -> str:
-        context = {"user": self.request.user, "csrf_token": self.csrf_token, **values}
-        return get_template(template).render(context)
+    def _render(self, template: str, values: dict, *, variant: tuple) -> str:
+        """The toggle for this page; variant names everything else it shows."""
+        authenticated = self.request.user.is_authenticated
+        context = {
+            **values,
+            "user": self.request.user,
+            "csrf_token": self.CSRF_STAND_IN,
+            "next": self.NEXT_STAND_IN,
+        }
+        shared = _variants.get_or_render(
+            digest(template, variant, authenticated, translation.get_language()),
+            lambda: get_template(template).render(context),
+            size=settings.PAPER_CARD_CACHE_SIZE,
+        )
+        return shared.replace(self.CSRF_STAND_IN, self.csrf_token).replace(
+            self.NEXT_STAND_IN, conditional_escape(next_path(self.request))
+        )
 
     def _address(self, name: str, pk: int) -> str:
         # One reverse() per address name and page, not one per card.
@@ -93,7 +119,7 @@ class ReaderCardSlots:
         if key not in self.rendered:
             values = save_context(request=self.request, paper=paper, is_saved=is_saved)
             self.rendered[key] = self._render(
-                SAVE_TEMPLATE, {**values, "action_url": self.STAND_IN}
+                SAVE_TEMPLATE, {**values, "action_url": self.STAND_IN}, variant=key
             )
         action = "unsave" if is_saved else "save"
         return self.rendered[key].replace(
@@ -111,7 +137,11 @@ class ReaderCardSlots:
                 is_subscribed=tag.pk in self.subscribed.tag_ids,
                 look="chip",
             )
-            self.rendered[key] = self._render(SUBSCRIBE_TEMPLATE, values)
+            self.rendered[key] = self._render(
+                SUBSCRIBE_TEMPLATE,
+                values,
+                variant=(tag.pk, tag.name, tag.slug, values["is_on"], values["action_url"]),
+            )
         return self.rendered[key]
 
     def because(self, paper: Paper) -> str:
@@ -121,7 +151,7 @@ class ReaderCardSlots:
     def dismiss_button(self, paper: Paper) -> str:
         if "dismiss" not in self.rendered:
             values = {"next": next_path(self.request), "action_url": self.STAND_IN}
-            self.rendered["dismiss"] = self._render(DISMISS_TEMPLATE, values)
+            self.rendered["dismiss"] = self._render(DISMISS_TEMPLATE, values, variant=())
         return self.rendered["dismiss"].replace(
             self.STAND_IN, self._address("accounts:for-you-dismiss", paper.pk)
         )

@@ -6,9 +6,13 @@ import re
 
 import pytest
 from django.conf import settings
+from django.template.loader import render_to_string
 from django.test import Client
 from django.utils import timezone
+from django.utils.html import escape
 
+from accounts import toggles
+from accounts.context_processors import ReaderState
 from accounts.models import Profile, Recommendation
 from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
 from tests.factories import CodeLinkFactory, PaperFactory, TagFactory
@@ -110,3 +114,44 @@ def test_a_changed_paper_gets_a_new_card(catalog, client):
     assert "Renamed paper" in html
     assert "#Robotics" in html
     assert '<option value="robotics">Robotics</option>' in html  # the filter's options too
+
+
+def test_shared_toggles_are_the_toggle_templates_rendered_for_the_page(catalog, rf):
+    agents = catalog["tags"][0]
+    paper = catalog["papers"][0]
+    reader = UserFactory()
+    for path in ('/?q="x"&tag=agents', "/tags/agents/?page=2"):
+        request = rf.get(path)
+        request.user = reader
+        slots = toggles.ReaderCardSlots(
+            request=request,
+            saved_paper_ids=frozenset([paper.pk]),
+            subscribed=ReaderState(tag_ids=frozenset([agents.pk])),
+        )
+        token = slots.csrf_token
+        for _ in range(2):  # rendered, then read from the process's store
+            expected = {
+                "save": render_to_string(
+                    toggles.SAVE_TEMPLATE,
+                    {
+                        **toggles.save_context(request=request, paper=paper, is_saved=True),
+                        "user": reader,
+                        "csrf_token": token,
+                    },
+                ),
+                "chip": render_to_string(
+                    toggles.SUBSCRIBE_TEMPLATE,
+                    {
+                        **toggles.subscribe_context(
+                            request=request, target=agents, is_subscribed=True, look="chip"
+                        ),
+                        "user": reader,
+                        "csrf_token": token,
+                    },
+                ),
+            }
+            assert slots.save_toggle(paper) == expected["save"]
+            assert slots.follow_chip(agents) == expected["chip"]
+            assert f'value="{escape(request.get_full_path())}"' in expected["save"]
+            assert token in expected["save"]
+            slots.rendered.clear()
