@@ -417,8 +417,9 @@ def test_a_digest_costs_the_same_queries_whatever_its_size(django_assert_num_que
         paper = tag_paper(tag, at=NOW - datetime.timedelta(hours=1), categories=[category])
         CodeLinkFactory(paper=paper)
     profile = Profile.objects.select_related("user").get(user=user)
-    # claim, tagged papers, category papers, recommendations, code links (+ savepoint pair)
-    with django_assert_num_queries(7):
+    # claim, tagged papers, category papers, the followed ids, recommendations,
+    # code links (+ savepoint pair)
+    with django_assert_num_queries(8):
         assert services.send_digest(profile=profile, now=NOW)
     assert re.search(r"Papershelf: \d+ new papers", mail.outbox[0].subject)
 

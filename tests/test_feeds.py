@@ -158,7 +158,7 @@ def test_feed_tokens_are_unique_per_reader():
         ("/feeds/latest.rss", 2),  # papers, tags
         ("/feeds/tags/{slug}.atom", 3),  # tag, papers, tags
         ("/feeds/search.rss?tag={slug}", 3),  # the tag parameter, papers, tags
-        ("/feeds/private/{token}.atom", 3),  # profile, papers, tags
+        ("/feeds/private/{token}.atom", 4),  # profile, followed ids, papers, tags
     ],
 )
 def test_feeds_cost_the_same_queries_whatever_their_length(
