@@ -21,8 +21,8 @@ COUNTED = (
 )
 
 
-def _count_of(parts: QuerySet, target: str) -> Coalesce:
-    total = parts.filter(**{target: OuterRef("pk")}).values(target).annotate(n=Sum("papers"))
+def _count_of(parts: QuerySet, target: str, *, ref: str = "pk") -> Coalesce:
+    total = parts.filter(**{target: OuterRef(ref)}).values(target).annotate(n=Sum("papers"))
     return Coalesce(Subquery(total.values("n"), output_field=IntegerField()), 0)
 
 
@@ -34,6 +34,16 @@ def with_tag_counts(tags: QuerySet[Tag]) -> QuerySet[Tag]:
 def with_category_counts(categories: QuerySet[Category]) -> QuerySet[Category]:
     """The categories, each with its number of visible papers as `paper_count`."""
     return categories.annotate(paper_count=_count_of(CategoryCount.objects, "category"))
+
+
+def papers_of(*, tag_ref: str, category_ref: str) -> Coalesce:
+    """The number of visible papers of the tag or category that a row's
+    columns tag_ref and category_ref name (0 for neither)."""
+    return Coalesce(
+        _count_of(TagCount.objects, "tag", ref=tag_ref)
+        + _count_of(CategoryCount.objects, "category", ref=category_ref),
+        0,
+    )
 
 
 def tags_with_counts() -> QuerySet[Tag]:

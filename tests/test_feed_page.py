@@ -3,8 +3,11 @@
 import datetime
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from accounts import selectors
 from accounts.models import Profile
 from catalog.models import PaperTag
 from tests.accounts_factories import SubscriptionFactory, UserFactory
@@ -25,7 +28,13 @@ def titles(response) -> list[str]:
     return [paper.title for paper in response.context["page"].object_list]
 
 
-def test_feed_holds_papers_from_subscribed_tags_and_categories_newest_first(client, reader):
+# The feed probes the newest papers one by one for a reader following many
+# papers and lets the database hash the links for one following few: the same papers.
+@pytest.mark.parametrize("probe_from", [0, 10**9], ids=["probed", "hashed"])
+def test_feed_holds_papers_from_subscribed_tags_and_categories_newest_first(
+    client, reader, monkeypatch, probe_from
+):
+    monkeypatch.setattr(selectors, "FEED_PROBE_PAPERS", probe_from)
     tag, category = TagFactory(), CategoryFactory(code="math.GT")
     SubscriptionFactory(user=reader, tag=tag)
     SubscriptionFactory(user=reader, category=category)
@@ -38,9 +47,14 @@ def test_feed_holds_papers_from_subscribed_tags_and_categories_newest_first(clie
     PaperFactory(title="Elsewhere", tags=[TagFactory()])
     PaperFactory(title="Hidden", tags=[tag], is_visible=False)
 
-    response = client.get("/feed/")
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get("/feed/")
     assert response.status_code == 200
     assert titles(response) == ["In both", in_category.title, tagged.title]
+    probed = any(
+        "UNION ALL" in query["sql"] and "catalog_papertag" in query["sql"] for query in queries
+    )
+    assert probed == (probe_from == 0)
 
 
 def test_feed_takes_the_same_filters_as_the_front_page(client, reader):
