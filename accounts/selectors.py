@@ -1,5 +1,6 @@
 """Reads for readers' pages, feeds and digests; each owns its joins and prefetches."""
 
+import contextlib
 import datetime
 import itertools
 from dataclasses import dataclass, field
@@ -66,6 +67,12 @@ def reader_ids(*, user: AbstractBaseUser) -> dict:
     if ids is None:
         ids = user._reader_ids = _read_reader_ids(user)
     return ids
+
+
+def forget_reader_ids(*, user: AbstractBaseUser) -> None:
+    """After the reader's subscriptions or saved papers change: read them again."""
+    with contextlib.suppress(AttributeError):  # never read
+        del user._reader_ids
 
 
 def _read_reader_ids(user: AbstractBaseUser) -> dict:

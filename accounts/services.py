@@ -40,14 +40,17 @@ def _target_field(target: Tag | Category) -> dict:
 
 def subscribe(*, user: AbstractBaseUser, target: Tag | Category) -> None:
     Subscription.objects.get_or_create(user=user, **_target_field(target))
+    selectors.forget_reader_ids(user=user)
 
 
 def unsubscribe(*, user: AbstractBaseUser, target: Tag | Category) -> None:
     Subscription.objects.filter(user=user, **_target_field(target)).delete()
+    selectors.forget_reader_ids(user=user)
 
 
 def save_paper(*, user: AbstractBaseUser, paper: Paper) -> None:
     SavedPaper.objects.get_or_create(user=user, paper=paper)
+    selectors.forget_reader_ids(user=user)
     trending.record_signal(paper_id=paper.pk, reader_id=user.pk, kind=ReaderSignal.Kind.SAVE)
 
 
@@ -55,6 +58,7 @@ def unsave_paper(*, user: AbstractBaseUser, paper: Paper) -> None:
     # The save's trending signal stays: the reader did find the paper worth
     # keeping then, and unsaving and saving again must not count as fresh interest.
     SavedPaper.objects.filter(user=user, paper=paper).delete()
+    selectors.forget_reader_ids(user=user)
 
 
 def record_feed_click(*, user: AbstractBaseUser, paper: Paper) -> None:

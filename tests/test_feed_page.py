@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from accounts import selectors
+from accounts import selectors, services
 from accounts.models import Profile
 from catalog.models import PaperTag
 from tests.accounts_factories import SubscriptionFactory, UserFactory
@@ -151,3 +151,15 @@ def test_feed_page_links_the_readers_private_feed(client, reader):
     page = client.get("/feed/").content.decode()
     assert f'href="/feeds/private/{token}.atom"' in page
     assert f'href="/feeds/private/{token}.rss"' in page
+
+
+def test_a_change_to_subscriptions_is_seen_by_the_same_request(reader):
+    tag = TagFactory()
+    paper = PaperFactory(tags=[tag])
+    assert list(selectors.subscribed_papers(user=reader)) == []
+    services.subscribe(user=reader, target=tag)
+    assert list(selectors.subscribed_papers(user=reader)) == [paper]
+    services.unsubscribe(user=reader, target=tag)
+    assert list(selectors.subscribed_papers(user=reader)) == []
+    services.save_paper(user=reader, paper=paper)
+    assert selectors.reader_ids(user=reader)["saved_paper_ids"] == {paper.pk}
