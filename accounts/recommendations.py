@@ -324,20 +324,14 @@ def refresh_all(
         # Readers whose seeds vanished keep no stale list.
         if user_ids is None:
             Recommendation.objects.exclude(user__in=chosen.values("pk")).delete()
-        total = chosen.count()
+        reader_ids = list(chosen.values_list("pk", flat=True))
+        total = len(reader_ids)
         with Progress("readers", total=total, unit="readers", enabled=show_progress) as bar:
-            pending: list[int] = []
-            for pk in chosen.values_list("pk", flat=True).iterator(chunk_size=500):
-                pending.append(pk)
-                if len(pending) == READERS_AT_ONCE:
-                    run.rows += refresh_readers(user_ids=pending, window=window, key=key, now=now)
-                    run.readers += len(pending)
-                    bar.advance(len(pending))
-                    pending = []
-            if pending:
-                run.rows += refresh_readers(user_ids=pending, window=window, key=key, now=now)
-                run.readers += len(pending)
-                bar.advance(len(pending))
+            for start in range(0, len(reader_ids), READERS_AT_ONCE):
+                batch = reader_ids[start : start + READERS_AT_ONCE]
+                run.rows += refresh_readers(user_ids=batch, window=window, key=key, now=now)
+                run.readers += len(batch)
+                bar.advance(len(batch))
     if user_ids is not None:
         # Asked for on a first visit: a reader with nothing to go on yet is
         # done too, and gets a list from the nightly run once they have.
