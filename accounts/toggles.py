@@ -4,18 +4,23 @@ Each is one template (accounts/toggles/) rendered in place on a page and, after
 a change, alone as the HTMX swap; both get their context from here.
 """
 
+from dataclasses import dataclass, field
+
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
 from django.http import HttpRequest
 from django.middleware.csrf import get_token
 from django.template.loader import get_template
 from django.urls import reverse
 from django.utils import translation
-from django.utils.functional import cached_property
+from django.utils.functional import SimpleLazyObject, cached_property
 from django.utils.html import conditional_escape
 
+from accounts import selectors
 from catalog.fragments import Fragments, digest
 from catalog.models import Category, Paper, Tag
 
+ACCOUNT_MENU_TEMPLATE = "accounts/account_menu.html"
 SAVE_TEMPLATE = "accounts/toggles/save.html"
 DISMISS_TEMPLATE = "accounts/toggles/dismiss.html"
 BECAUSE_TEMPLATE = "accounts/_because.html"
@@ -60,9 +65,16 @@ def subscribe_context(
 _variants = Fragments()
 
 
-class ReaderCardSlots:
-    """A reader's save toggles and follow chips on a list's shared cards
-    (catalog.cards.CardSlots), each variant rendered once per process.
+@dataclass(frozen=True)
+class ReaderState:
+    tag_ids: frozenset[int] = field(default_factory=frozenset)
+    category_ids: frozenset[int] = field(default_factory=frozenset)
+
+
+class ReaderPageSlots:
+    """A reader's own parts of a page (catalog.cards.ReaderSlots): save toggles,
+    follow chips and subscribe buttons, each variant rendered once per process,
+    and the account menu.
 
     A save toggle differs between papers only by its address, so each state is
     rendered once with a stand-in for the address; a tag's chip is rendered
@@ -77,6 +89,9 @@ class ReaderCardSlots:
 
     def __init__(self, *, request: HttpRequest, saved_paper_ids, subscribed) -> None:
         self.request = request
+        # Error pages can be rendered before authentication has run (a request
+        # with a foreign Host is refused by the first middleware): no reader then.
+        self.user = getattr(request, "user", None) or AnonymousUser()
         self.saved_paper_ids = saved_paper_ids
         self.subscribed = subscribed
         self.rendered: dict[tuple, str] = {}
@@ -89,10 +104,10 @@ class ReaderCardSlots:
 
     def _render(self, template: str, values: dict, *, variant: tuple) -> str:
         """The toggle for this page; variant names everything else it shows."""
-        authenticated = self.request.user.is_authenticated
+        authenticated = self.user.is_authenticated
         context = {
             **values,
-            "user": self.request.user,
+            "user": self.user,
             "csrf_token": self.CSRF_STAND_IN,
             "next": self.NEXT_STAND_IN,
         }
@@ -126,27 +141,31 @@ class ReaderCardSlots:
             self.STAND_IN, self._address(f"accounts:paper-{action}", paper.pk)
         )
 
-    def follow_chip(self, tag: Tag) -> str:
-        if not self.request.user.is_authenticated:
-            return ""
-        key = ("chip", tag.pk)
+    def subscribe_toggle(self, target: Tag | Category, look: str = "button") -> str:
+        kind = "tag" if isinstance(target, Tag) else "category"
+        key = (kind, target.pk, look)
         if key not in self.rendered:
+            ids = self.subscribed.tag_ids if kind == "tag" else self.subscribed.category_ids
             values = subscribe_context(
-                request=self.request,
-                target=tag,
-                is_subscribed=tag.pk in self.subscribed.tag_ids,
-                look="chip",
+                request=self.request, target=target, is_subscribed=target.pk in ids, look=look
             )
+            variant = (kind, target.pk, target.name, values["is_on"], values["look"])
             self.rendered[key] = self._render(
-                SUBSCRIBE_TEMPLATE,
-                values,
-                variant=(tag.pk, tag.name, tag.slug, values["is_on"], values["action_url"]),
+                SUBSCRIBE_TEMPLATE, values, variant=(*variant, values["action_url"])
             )
         return self.rendered[key]
+
+    def follow_chip(self, tag: Tag) -> str:
+        return self.subscribe_toggle(tag, "chip") if self.user.is_authenticated else ""
 
     def because(self, paper: Paper) -> str:
         # Each paper's own reason: rendered per card, on For you only.
         return get_template(BECAUSE_TEMPLATE).render({"paper": paper})
+
+    def account_menu(self) -> str:
+        # The reader's address is in it: rendered for each page.
+        context = {"user": self.user, "request": self.request, "csrf_token": self.csrf_token}
+        return get_template(ACCOUNT_MENU_TEMPLATE).render(context)
 
     def dismiss_button(self, paper: Paper) -> str:
         if "dismiss" not in self.rendered:
@@ -155,3 +174,23 @@ class ReaderCardSlots:
         return self.rendered["dismiss"].replace(
             self.STAND_IN, self._address("accounts:for-you-dismiss", paper.pk)
         )
+
+
+def reader_slots(request: HttpRequest) -> ReaderPageSlots:
+    """The request's reader's parts, their state read (in one query) only when a
+    part needs it; one object a request, shared by the view and its templates."""
+    slots = getattr(request, "_reader_slots", None)
+    if slots is None:
+        user = getattr(request, "user", None)
+        if user is None or not user.is_authenticated:
+            state = {"subscribed": ReaderState(), "saved_paper_ids": frozenset()}
+        else:
+            ids = SimpleLazyObject(lambda: selectors.reader_ids(user=user))
+            state = {
+                "subscribed": SimpleLazyObject(
+                    lambda: ReaderState(tag_ids=ids["tag_ids"], category_ids=ids["category_ids"])
+                ),
+                "saved_paper_ids": SimpleLazyObject(lambda: ids["saved_paper_ids"]),
+            }
+        slots = request._reader_slots = ReaderPageSlots(request=request, **state)
+    return slots

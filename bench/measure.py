@@ -6,8 +6,9 @@ Run with DATABASE_URL pointing at the benchmark database (bench.run does).
 Each page is requested a few times to warm up, then timed around Django's
 test client: the whole request through the middleware, rendering included,
 once for the page's own reader (anonymous but for the personal feed) and once
-for reader 1, logged in with 30 subscriptions and 200 saved papers, who never
-gets the page cache. Queries are counted on one more request of each.
+for reader 1, logged in with 30 subscriptions and 200 saved papers (given, with a
+catalog cache, the pages logged-in readers share, their own parts filled in).
+Queries are counted on one more request of each.
 """
 
 import argparse

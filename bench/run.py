@@ -74,12 +74,13 @@ def reader_cookie(*, env: dict) -> str:
 def throughput(*, cache_url: str) -> dict:
     """Requests a second through gunicorn, wrk at CONCURRENCY: a hello-world
     Django view as the yardstick, `/` for an anonymous reader and `/` for
-    reader 1 (who never gets the page cache), one after another on one server."""
+    reader 1, one after another on one server. With a cache_url, Redis holds
+    what production keeps there (pages, sessions); without, there is none."""
     if cache_url:
         redis.Redis.from_url(cache_url).flushdb()
     port = free_port()
     workers = 2 * (os.cpu_count() or 1) + 1
-    env = database.django_env(CATALOG_CACHE_URL=cache_url, REDIS_URL="")
+    env = database.django_env(CATALOG_CACHE_URL=cache_url, REDIS_URL=cache_url)
     server = subprocess.Popen(
         [
             str(Path(sys.executable).parent / "gunicorn"),
@@ -241,7 +242,8 @@ def report(
         f"Throughput through gunicorn ({loads['Redis']['`/`, anonymous']['workers']} sync"
         f" workers), wrk with {CONCURRENCY} connections for {LOAD_SECONDS} s each, one after"
         " another on one server: a hello-world Django view (the same middleware) as the"
-        " yardstick, `/` anonymous, and `/` for reader 1, who never gets the page cache"
+        " yardstick, `/` anonymous, and `/` for reader 1 (sessions and pages in Redis when"
+        " there is a cache, the page logged-in readers share with reader 1's parts filled in)"
         " (targets: reader 1 at least 500 requests a second and 1/10 of hello-world; anonymous"
         " cached at least 1/3 of hello-world; no errors):",
         "",

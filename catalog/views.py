@@ -22,13 +22,13 @@ from django.utils.translation import ngettext
 from django.views import static
 
 from catalog import arxiv_ids
-from catalog.cache import cached_for_anonymous
 from catalog.counts import categories_with_counts, tags_with_counts
 from catalog.exports import FORMATS, export_response
 from catalog.filters import LIST_PARAMETERS, PERIOD_DAYS, TRENDING_WINDOWS, PaperFilter
 from catalog.http import safe_methods
 from catalog.limits import limit_pages, limit_searches
 from catalog.models import Category, CodeLink, Paper, Tag
+from catalog.pages import cached_page
 from catalog.pagination import CatalogPaginator
 from catalog.rendering import bibtex
 from catalog.selectors import (
@@ -145,7 +145,7 @@ def wider_period(paper_filter: PaperFilter, *, papers: QuerySet[Paper]) -> dict 
 @safe_methods
 @limit_pages
 @limit_searches
-@cached_for_anonymous(**LIST_PARAMETERS)
+@cached_page(**LIST_PARAMETERS)
 def paper_list(request: HttpRequest) -> HttpResponse:
     return render_paper_list(request, papers=Paper.objects.visible())
 
@@ -153,7 +153,7 @@ def paper_list(request: HttpRequest) -> HttpResponse:
 @safe_methods
 @limit_pages
 @limit_searches
-@cached_for_anonymous(**LIST_PARAMETERS)
+@cached_page(**LIST_PARAMETERS)
 def tag_detail(request: HttpRequest, slug: str) -> HttpResponse:
     tag = get_object_or_404(Tag, slug=slug)
     papers = Paper.objects.visible().filter(tags=tag)
@@ -163,7 +163,7 @@ def tag_detail(request: HttpRequest, slug: str) -> HttpResponse:
 @safe_methods
 @limit_pages
 @limit_searches
-@cached_for_anonymous(**LIST_PARAMETERS)
+@cached_page(**LIST_PARAMETERS)
 def category_detail(request: HttpRequest, code: str) -> HttpResponse:
     category = get_object_or_404(Category, code=code)
     papers = Paper.objects.visible().filter(categories=category)
@@ -209,7 +209,7 @@ def export_category(request: HttpRequest, code: str, fmt: str) -> StreamingHttpR
 @safe_methods
 @limit_pages
 @limit_searches
-@cached_for_anonymous(**LIST_PARAMETERS, trending=True)
+@cached_page(**LIST_PARAMETERS, trending=True)
 def trending(request: HttpRequest) -> HttpResponse:
     """Every list's trending sort, on a page of its own with a tab per window."""
     params = request.GET.copy()
@@ -232,14 +232,14 @@ def trending(request: HttpRequest) -> HttpResponse:
 
 @safe_methods
 @limit_pages
-@cached_for_anonymous
+@cached_page
 def tag_index(request: HttpRequest) -> HttpResponse:
     return render(request, "catalog/tag_index.html", {"tags": tags_with_counts()})
 
 
 @safe_methods
 @limit_pages
-@cached_for_anonymous
+@cached_page
 def category_index(request: HttpRequest) -> HttpResponse:
     categories = list(categories_with_counts())
     archives: dict[str, list[Category]] = {}
@@ -250,7 +250,7 @@ def category_index(request: HttpRequest) -> HttpResponse:
 
 @safe_methods
 @limit_pages
-@cached_for_anonymous
+@cached_page
 def paper_detail(request: HttpRequest, arxiv_id: str) -> HttpResponse:
     parsed = arxiv_ids.split_version(arxiv_id)
     if parsed and parsed[0] != arxiv_id:
@@ -262,7 +262,7 @@ def paper_detail(request: HttpRequest, arxiv_id: str) -> HttpResponse:
 
 @safe_methods
 @limit_pages
-@cached_for_anonymous
+@cached_page
 def paper_by_pk(request: HttpRequest, pk: int) -> HttpResponse:
     paper = get_object_or_404(Paper.objects.select_related("merged_into"), pk=pk)
     target = paper.merged_into or paper

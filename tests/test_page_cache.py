@@ -6,8 +6,10 @@ tests/faults/test_cache_flood.py.)"""
 import pytest
 import redis
 from django.core.cache import caches
+from django.urls import reverse
 
 from catalog import cache as catalog_cache
+from tests.accounts_factories import SavedPaperFactory, UserFactory
 from tests.factories import PaperFactory, TagFactory
 from tests.services import redis_db_url
 
@@ -103,3 +105,34 @@ def test_head_is_answered_from_the_cache_like_get(client, server, django_assert_
         response = client.head("/")
     assert response.status_code == 200
     assert response.content == b""
+
+
+def test_logged_in_readers_share_a_page_and_query_only_for_themselves(
+    client, server, django_assert_num_queries
+):
+    tag = TagFactory(slug="agents")
+    papers = PaperFactory.create_batch(3, tags=[tag])
+    first, reader = UserFactory(), UserFactory()
+    SavedPaperFactory(user=reader, paper=papers[0])
+    client.force_login(first)
+    client.get("/")
+    client.force_login(reader)
+
+    # 1. the session, 2. the reader, 3. their subscriptions and saved papers
+    with django_assert_num_queries(3):
+        page = client.get("/").content.decode()
+
+    assert len(server.keys("*catalog:reader-page:*")) == 1
+    assert reader.email in page and first.email not in page
+    assert page.count('aria-pressed="true"') == 1  # their saved paper
+
+
+def test_a_reader_with_a_message_waiting_gets_the_page_itself(client, server):
+    paper = PaperFactory()
+    client.force_login(UserFactory())
+    client.post(reverse("accounts:for-you-dismiss", args=[paper.pk]))
+
+    page = client.get("/").content.decode()
+
+    assert "You won&#x27;t be shown" in page
+    assert not server.keys("*catalog:reader-page:*")

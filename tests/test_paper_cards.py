@@ -1,5 +1,6 @@
-"""List cards rendered once and shared between readers (catalog/cards.py): every
-reader's page is exactly what rendering it afresh gives."""
+"""List cards rendered once and shared between readers (catalog/cards.py), and
+whole pages shared by every logged-in reader (catalog/pages.py): every reader's
+page is exactly what rendering it afresh gives."""
 
 import datetime
 import re
@@ -8,13 +9,14 @@ import pytest
 from django.conf import settings
 from django.template.loader import render_to_string
 from django.test import Client
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 
 from accounts import toggles
-from accounts.context_processors import ReaderState
 from accounts.models import Profile, Recommendation
 from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
+from tests.catalog_cache import redis_cache_fixture  # noqa: F401
 from tests.factories import CodeLinkFactory, PaperFactory, TagFactory
 
 pytestmark = pytest.mark.django_db
@@ -102,6 +104,56 @@ def test_shared_cards_give_each_reader_the_page_rendered_afresh(catalog, setting
                 assert page(client, path) == fresh[n, path], (n, path)
 
 
+def test_pages_shared_by_readers_give_each_reader_the_page_rendered_afresh(
+    catalog, settings, redis_cache
+):
+    clients = readers(catalog)
+    agents = catalog["tags"][0]
+    paper = catalog["papers"][1]
+    pages = [
+        *(path for path in PAGES if not path.startswith("/feed/")),
+        f"/tags/{agents.slug}/?period=30d",
+        f"/categories/{paper.primary_category.code}/",
+        paper.get_absolute_url(),
+        "/tags/",
+        "/categories/",
+    ]
+    with_cache = settings.CACHES
+    settings.CACHES = {
+        **with_cache,
+        "catalog": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"},
+    }
+    fresh = {(n, path): page(client, path) for n, client in enumerate(clients) for path in pages}
+    settings.CACHES = with_cache
+    for _ in range(2):  # the first reader fills each page, the others read it
+        for n, client in enumerate(clients):
+            for path in pages:
+                assert page(client, path) == fresh[n, path], (n, path)
+    # One entry a page for anonymous readers, one each language's logged-in readers share.
+    assert len(redis_cache.keys("catalog:page:*")) == len(pages)
+    assert len(redis_cache.keys("catalog:reader-page:*")) == 2 * len(pages)  # English, Korean
+
+
+def test_a_reader_sees_their_own_change_on_a_shared_page(catalog, redis_cache):
+    paper = catalog["papers"][0]
+    reader, other = UserFactory(), UserFactory()
+    clients = {reader: Client(), other: Client()}
+    for user, client in clients.items():
+        client.force_login(user)
+    clients[other].get("/")  # the page is in the cache
+
+    clients[reader].post(reverse("accounts:paper-save", args=[paper.pk]))
+    clients[reader].post(reverse("accounts:tag-subscribe", args=["agents"]))
+    page(clients[reader], "/")  # with the messages the changes left
+
+    mine, theirs = page(clients[reader], "/"), page(clients[other], "/")
+    # Saved, and #agents followed on every card.
+    assert mine.count('aria-pressed="true"') == 1 + len(catalog["papers"])
+    assert 'aria-pressed="true"' not in theirs
+    assert reader.email in mine and reader.email not in theirs
+    assert other.email in theirs and other.email not in mine
+
+
 def test_a_changed_paper_gets_a_new_card(catalog, client):
     paper = catalog["papers"][0]
     assert "Agents paper 0" in page(client, "/")
@@ -123,10 +175,10 @@ def test_shared_toggles_are_the_toggle_templates_rendered_for_the_page(catalog, 
     for path in ('/?q="x"&tag=agents', "/tags/agents/?page=2"):
         request = rf.get(path)
         request.user = reader
-        slots = toggles.ReaderCardSlots(
+        slots = toggles.ReaderPageSlots(
             request=request,
             saved_paper_ids=frozenset([paper.pk]),
-            subscribed=ReaderState(tag_ids=frozenset([agents.pk])),
+            subscribed=toggles.ReaderState(tag_ids=frozenset([agents.pk])),
         )
         token = slots.csrf_token
         for _ in range(2):  # rendered, then read from the process's store
