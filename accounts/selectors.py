@@ -2,6 +2,7 @@
 
 import contextlib
 import datetime
+import functools
 import itertools
 from dataclasses import dataclass, field
 
@@ -9,6 +10,7 @@ from allauth.account.models import EmailAddress
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core import signing
+from django.db import connections, router
 from django.db.models import (
     BooleanField,
     Case,
@@ -75,10 +77,36 @@ def forget_reader_ids(*, user: AbstractBaseUser) -> None:
         del user._reader_ids
 
 
+# Stands for the reader's id in the query compiled once below (ids are positive).
+ANY_READER = -1
+
+
 def _read_reader_ids(user: AbstractBaseUser) -> dict:
+    alias = router.db_for_read(Subscription)
+    sql, params = _reader_ids_sql(alias)
+    with connections[alias].cursor() as cursor:
+        cursor.execute(sql, [user.pk if value == ANY_READER else value for value in params])
+        rows = cursor.fetchall()
+    ids: dict[str, set[int]] = {"tag_ids": set(), "category_ids": set(), "saved_paper_ids": set()}
+    followed_papers = 0
+    for kind, pk, papers in rows:
+        ids[kind].add(pk)
+        followed_papers += papers
+    return {
+        **{kind: frozenset(pks) for kind, pks in ids.items()},
+        # The papers of the followed tags and categories, counted once per link.
+        "followed_papers": followed_papers,
+    }
+
+
+@functools.cache
+def _reader_ids_sql(alias: str) -> tuple[str, tuple]:
+    """The SQL of reader_ids for any reader (ANY_READER). Every page a reader
+    sees runs it: the ORM took three times as long to build it as the database
+    to answer it, so each process builds it once."""
     tag_id = Coalesce("tag_id", "category_id")
     subscriptions = (
-        Subscription.objects.filter(user=user)
+        Subscription.objects.filter(user_id=ANY_READER)
         .order_by()
         .values_list(
             Case(When(tag_id__isnull=False, then=Value("tag_ids")), default=Value("category_ids")),
@@ -87,20 +115,12 @@ def _read_reader_ids(user: AbstractBaseUser) -> dict:
         )
     )
     saved = (
-        SavedPaper.objects.filter(user=user)
+        SavedPaper.objects.filter(user_id=ANY_READER)
         .order_by()
         .values_list(Value("saved_paper_ids"), "paper_id", Value(0))
     )
-    ids: dict[str, set[int]] = {"tag_ids": set(), "category_ids": set(), "saved_paper_ids": set()}
-    followed_papers = 0
-    for kind, pk, papers in subscriptions.union(saved, all=True):
-        ids[kind].add(pk)
-        followed_papers += papers
-    return {
-        **{kind: frozenset(pks) for kind, pks in ids.items()},
-        # The papers of the followed tags and categories, counted once per link.
-        "followed_papers": followed_papers,
-    }
+    query = subscriptions.union(saved, all=True).query
+    return query.get_compiler(using=alias).as_sql()
 
 
 def subscription_target(*, kind: str, key: str) -> Tag | Category:

@@ -4,6 +4,7 @@ Each is one template (accounts/toggles/) rendered in place on a page and, after
 a change, alone as the HTMX swap; both get their context from here.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -34,13 +35,12 @@ def next_path(request: HttpRequest) -> str:
     return request.POST.get("next") or request.get_full_path()
 
 
-def save_context(*, request: HttpRequest, paper: Paper, is_saved: bool) -> dict:
+def save_context(*, request: HttpRequest, paper_id: int, is_saved: bool) -> dict:
     action = "unsave" if is_saved else "save"
     return {
-        "paper": paper,
         "is_on": is_saved,
         "next": next_path(request),
-        "action_url": reverse(f"accounts:paper-{action}", args=[paper.pk]),
+        "action_url": reverse(f"accounts:paper-{action}", args=[paper_id]),
     }
 
 
@@ -102,18 +102,23 @@ class ReaderPageSlots:
         # One masked token for the page's forms: masking draws 32 random characters.
         return get_token(self.request)
 
-    def _render(self, template: str, values: dict, *, variant: tuple) -> str:
-        """The toggle for this page; variant names everything else it shows."""
+    def _render(self, template: str, values: Callable[[], dict], *, variant: tuple) -> str:
+        """The part for this page; variant names everything else it shows, and
+        values() gives the template's context when the process has no copy."""
         authenticated = self.user.is_authenticated
-        context = {
-            **values,
-            "user": self.user,
-            "csrf_token": self.CSRF_STAND_IN,
-            "next": self.NEXT_STAND_IN,
-        }
+
+        def render() -> str:
+            context = {
+                **values(),
+                "user": self.user,
+                "csrf_token": self.CSRF_STAND_IN,
+                "next": self.NEXT_STAND_IN,
+            }
+            return get_template(template).render(context)
+
         shared = _variants.get_or_render(
             digest(template, variant, authenticated, translation.get_language()),
-            lambda: get_template(template).render(context),
+            render,
             size=settings.PAPER_CARD_CACHE_SIZE,
         )
         return shared.replace(self.CSRF_STAND_IN, self.csrf_token).replace(
@@ -128,17 +133,21 @@ class ReaderPageSlots:
         prefix, suffix = self.addresses[name]
         return f"{prefix}{pk}{suffix}"
 
-    def save_toggle(self, paper: Paper) -> str:
-        is_saved = paper.pk in self.saved_paper_ids
+    def save_toggle(self, paper_id: int) -> str:
+        is_saved = paper_id in self.saved_paper_ids
         key = ("save", is_saved)
         if key not in self.rendered:
-            values = save_context(request=self.request, paper=paper, is_saved=is_saved)
             self.rendered[key] = self._render(
-                SAVE_TEMPLATE, {**values, "action_url": self.STAND_IN}, variant=key
+                SAVE_TEMPLATE,
+                lambda: {
+                    **save_context(request=self.request, paper_id=paper_id, is_saved=is_saved),
+                    "action_url": self.STAND_IN,
+                },
+                variant=key,
             )
         action = "unsave" if is_saved else "save"
         return self.rendered[key].replace(
-            self.STAND_IN, self._address(f"accounts:paper-{action}", paper.pk)
+            self.STAND_IN, self._address(f"accounts:paper-{action}", paper_id)
         )
 
     def subscribe_toggle(self, target: Tag | Category, look: str = "button") -> str:
@@ -146,12 +155,14 @@ class ReaderPageSlots:
         key = (kind, target.pk, look)
         if key not in self.rendered:
             ids = self.subscribed.tag_ids if kind == "tag" else self.subscribed.category_ids
-            values = subscribe_context(
-                request=self.request, target=target, is_subscribed=target.pk in ids, look=look
-            )
-            variant = (kind, target.pk, target.name, values["is_on"], values["look"])
+            is_on = target.pk in ids
+            address = target.slug if kind == "tag" else target.code
             self.rendered[key] = self._render(
-                SUBSCRIBE_TEMPLATE, values, variant=(*variant, values["action_url"])
+                SUBSCRIBE_TEMPLATE,
+                lambda: subscribe_context(
+                    request=self.request, target=target, is_subscribed=is_on, look=look
+                ),
+                variant=(kind, target.pk, target.name, address, is_on, look),
             )
         return self.rendered[key]
 
@@ -163,14 +174,16 @@ class ReaderPageSlots:
         return get_template(BECAUSE_TEMPLATE).render({"paper": paper})
 
     def account_menu(self) -> str:
-        # The reader's address is in it: rendered for each page.
-        context = {"user": self.user, "request": self.request, "csrf_token": self.csrf_token}
-        return get_template(ACCOUNT_MENU_TEMPLATE).render(context)
+        if not self.user.is_authenticated:  # it links to log in and back to this page
+            context = {"user": self.user, "request": self.request, "csrf_token": self.csrf_token}
+            return get_template(ACCOUNT_MENU_TEMPLATE).render(context)
+        # Each reader's menu names their address.
+        return self._render(ACCOUNT_MENU_TEMPLATE, dict, variant=(self.user.email,))
 
     def dismiss_button(self, paper: Paper) -> str:
         if "dismiss" not in self.rendered:
-            values = {"next": next_path(self.request), "action_url": self.STAND_IN}
-            self.rendered["dismiss"] = self._render(DISMISS_TEMPLATE, values, variant=())
+            values = {"action_url": self.STAND_IN}
+            self.rendered["dismiss"] = self._render(DISMISS_TEMPLATE, lambda: values, variant=())
         return self.rendered["dismiss"].replace(
             self.STAND_IN, self._address("accounts:for-you-dismiss", paper.pk)
         )

@@ -89,7 +89,7 @@ def change_saved(request: HttpRequest, paper_id: int, save: bool) -> HttpRespons
     return _toggle_response(
         request,
         template=toggles.SAVE_TEMPLATE,
-        context=toggles.save_context(request=request, paper=paper, is_saved=save),
+        context=toggles.save_context(request=request, paper_id=paper.pk, is_saved=save),
         fallback_url=paper.get_absolute_url(),
     )
 

@@ -3,7 +3,8 @@
     python -m bench.profile --path / --path "/?tag=..." [--reader] [--requests 200] [--top 25]
 
 It works on the catalog `make bench` built (BENCH_DATABASE), with production
-settings, sessions in Redis (BENCH_REDIS_URL) and no page cache. Each page is
+settings, sessions in Redis (BENCH_REDIS_URL) and no page cache (with --cache,
+pages in that Redis too, as production keeps them). Each page is
 requested through Django's test client, as bench.measure times it; SQL is
 timed around every query the page runs, rendering around each top-level
 template render (the nested ones count in their parent). With --top,
@@ -102,9 +103,11 @@ def main() -> None:
     parser.add_argument("--reader", action="store_true", help="as reader1, logged in")
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--top", type=int, default=0)
+    parser.add_argument("--cache", action="store_true", help="catalog pages in Redis")
     options = parser.parse_args()
 
-    os.environ.update(database.django_env(REDIS_URL=REDIS_URL, CATALOG_CACHE_URL=""))
+    cache_url = REDIS_URL if options.cache else ""
+    os.environ.update(database.django_env(REDIS_URL=REDIS_URL, CATALOG_CACHE_URL=cache_url))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     database.manage("collectstatic", "--noinput", "--verbosity", "0")
     django.setup()

@@ -37,7 +37,7 @@ SLOT = "<!--slot:{}-->"
 class ReaderSlots(Protocol):
     """The reader's own parts of a page."""
 
-    def save_toggle(self, paper: Paper) -> str: ...
+    def save_toggle(self, paper_id: int) -> str: ...
 
     def follow_chip(self, tag: Tag) -> str: ...
 
@@ -105,7 +105,7 @@ def paper_card(
         badge = format_html(
             '<span class="badge new">{}</span>', translation.gettext("New since your last visit")
         )
-    html = html.replace(slot("new"), badge, 1).replace(slot("save"), slots.save_toggle(paper), 1)
+    html = html.replace(slot("new"), badge, 1).replace(slot("save"), slots.save_toggle(paper.pk), 1)
     html = html.replace(slot("because"), slots.because(paper) if for_you else "", 1)
     html = html.replace(slot("dismiss"), slots.dismiss_button(paper) if for_you else "", 1)
     for tag in paper.tags.all():
@@ -127,8 +127,8 @@ class SlotMarkers:
     def __init__(self) -> None:
         self.targets: dict[str, tuple] = {}
 
-    def save_toggle(self, paper: Paper) -> str:
-        return slot("save", paper.pk)
+    def save_toggle(self, paper_id: int) -> str:
+        return slot("save", paper_id)
 
     def follow_chip(self, tag: Tag) -> str:
         return self.subscribe_toggle(tag, "chip")
@@ -160,7 +160,7 @@ def fill_slots(html: str, *, slots: ReaderSlots, targets: dict[str, tuple]) -> s
         if marker not in parts:
             kind, key = match.group(1), match.group(2)
             if kind == "save":
-                parts[marker] = slots.save_toggle(Paper(pk=int(key)))
+                parts[marker] = slots.save_toggle(int(key))
             elif kind == "subscribe":
                 name, look = key.split(":")
                 parts[marker] = slots.subscribe_toggle(_target(name, targets[name]), look)

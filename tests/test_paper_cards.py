@@ -186,7 +186,7 @@ def test_shared_toggles_are_the_toggle_templates_rendered_for_the_page(catalog, 
                 "save": render_to_string(
                     toggles.SAVE_TEMPLATE,
                     {
-                        **toggles.save_context(request=request, paper=paper, is_saved=True),
+                        **toggles.save_context(request=request, paper_id=paper.pk, is_saved=True),
                         "user": reader,
                         "csrf_token": token,
                     },
@@ -202,7 +202,7 @@ def test_shared_toggles_are_the_toggle_templates_rendered_for_the_page(catalog, 
                     },
                 ),
             }
-            assert slots.save_toggle(paper) == expected["save"]
+            assert slots.save_toggle(paper.pk) == expected["save"]
             assert slots.follow_chip(agents) == expected["chip"]
             assert f'value="{escape(request.get_full_path())}"' in expected["save"]
             assert token in expected["save"]

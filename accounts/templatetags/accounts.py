@@ -24,7 +24,7 @@ def subscribe_toggle(
 
 @register.simple_tag(takes_context=True)
 def save_toggle(context: template.Context, paper: Paper) -> SafeString:
-    return mark_safe(context["card_slots"].save_toggle(paper))  # noqa: S308
+    return mark_safe(context["card_slots"].save_toggle(paper.pk))  # noqa: S308
 
 
 @register.simple_tag(takes_context=True)
