@@ -1,5 +1,5 @@
 """What keeps the catalog fast at arXiv's size: capped counts, deep pages, the
-catalog cache and the read replica router."""
+catalog cache, the read replica router and autovacuum's settings."""
 
 import pytest
 from django.db import connection
@@ -125,13 +125,25 @@ def test_a_cached_page_carries_each_readers_own_csrf_token(client, redis_cache):
 
 
 @pytest.mark.django_db
-def test_logged_in_readers_are_never_served_cached_pages(client, redis_cache, django_user_model):
+def test_logged_in_readers_never_get_the_anonymous_page(client, redis_cache, django_user_model):
     PaperFactory()
     client.get("/")
     user = django_user_model.objects.create_user("reader", "reader@example.org", "pw-long-enough")
     client.force_login(user)
 
     assert 'action="/accounts/logout/"' in client.get("/").content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's autovacuum")
+def test_autovacuum_visits_the_catalog_after_a_few_thousand_changes_indexes_included():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reloptions FROM pg_class WHERE relname = 'catalog_paper'")
+        (options,) = cursor.fetchone()
+
+    assert "autovacuum_vacuum_scale_factor=0.002" in options
+    assert "autovacuum_vacuum_insert_scale_factor=0.002" in options
+    assert "vacuum_index_cleanup=on" in options
 
 
 @pytest.mark.django_db
