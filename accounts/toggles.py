@@ -170,8 +170,19 @@ class ReaderPageSlots:
         return self.subscribe_toggle(tag, "chip") if self.user.is_authenticated else ""
 
     def because(self, paper: Paper) -> str:
-        # Each paper's own reason: rendered per card, on For you only.
-        return get_template(BECAUSE_TEMPLATE).render({"paper": paper})
+        # On For you only; many cards share a reason (a saved paper, a followed tag).
+        reason = (
+            paper.because_paper_pk,
+            paper.because_paper_title,
+            paper.because_paper_arxiv_id,
+            paper.because_tag_name,
+            paper.because_tag_slug,
+        )
+        return _variants.get_or_render(
+            digest(BECAUSE_TEMPLATE, reason, translation.get_language()),
+            lambda: get_template(BECAUSE_TEMPLATE).render({"paper": paper}),
+            size=settings.PAPER_CARD_CACHE_SIZE,
+        )
 
     def account_menu(self) -> str:
         if not self.user.is_authenticated:  # it links to log in and back to this page
