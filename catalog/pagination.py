@@ -15,6 +15,8 @@ from django.db import connection
 from django.db.models import IntegerField, QuerySet, Subquery
 from django.utils.functional import cached_property
 
+from catalog.cache import cached_read
+
 EXACT_COUNT_LIMIT = 1000
 # No list reaches this page (200 million papers at 20 a page; arXiv holds under
 # 3 million): a larger number is past the end without asking the database,
@@ -88,7 +90,14 @@ class CatalogPaginator(Paginator):
 
 
 def estimated_count(rows: QuerySet) -> int:
-    """The planner's row estimate for a query, rounded to two significant figures."""
+    """The planner's row estimate for a query, rounded to two significant figures;
+    kept in the catalog cache until the catalog changes, since planning a
+    reader's feed again costs as much as a query of its own."""
+    sql, params = rows.query.sql_with_params()
+    return cached_read("estimate", lambda: _planner_estimate(rows), sql, repr(params))
+
+
+def _planner_estimate(rows: QuerySet) -> int:
     plan = json.loads(rows.explain(format="json"))
     estimate = int(plan[0]["Plan"]["Plan Rows"])
     if estimate < 100:

@@ -90,6 +90,20 @@ def test_the_estimate_is_the_planners_rounded_to_two_figures():
     assert 1 <= estimate <= 100
 
 
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the estimate is PostgreSQL's")
+@pytest.mark.django_db
+def test_the_estimate_is_asked_for_once_per_catalog_version(redis_cache, django_assert_num_queries):
+    PaperFactory.create_batch(3)
+    rows = Paper.objects.visible().values("pk")
+    first = pagination.estimated_count(rows)
+
+    with django_assert_num_queries(0):
+        assert pagination.estimated_count(rows) == first
+    catalog_cache.bump_catalog_version()
+    with django_assert_num_queries(1):  # EXPLAIN
+        pagination.estimated_count(rows)
+
+
 @pytest.mark.django_db
 def test_anonymous_pages_come_from_the_cache_until_the_catalog_changes(
     client, redis_cache, django_assert_num_queries
