@@ -234,7 +234,10 @@ def trending(request: HttpRequest) -> HttpResponse:
 @limit_pages
 @cached_page
 def tag_index(request: HttpRequest) -> HttpResponse:
-    return render(request, "catalog/tag_index.html", {"tags": tags_with_counts()})
+    tags = list(tags_with_counts())
+    # The cards are rendered once per process for what they show ({% shared %}).
+    shown = [(tag.pk, tag.slug, tag.name, tag.description, tag.paper_count) for tag in tags]
+    return render(request, "catalog/tag_index.html", {"tags": tags, "cards_key": shown})
 
 
 @safe_methods
@@ -245,7 +248,9 @@ def category_index(request: HttpRequest) -> HttpResponse:
     archives: dict[str, list[Category]] = {}
     for category in categories:
         archives.setdefault(category.archive, []).append(category)
-    return render(request, "catalog/category_index.html", {"archives": sorted(archives.items())})
+    shown = [(c.pk, c.code, c.name, c.paper_count) for c in categories]
+    context = {"archives": sorted(archives.items()), "cards_key": shown}
+    return render(request, "catalog/category_index.html", context)
 
 
 @safe_methods

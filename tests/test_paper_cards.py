@@ -168,6 +168,21 @@ def test_a_changed_paper_gets_a_new_card(catalog, client):
     assert '<option value="robotics">Robotics</option>' in html  # the filter's options too
 
 
+def test_the_tag_and_category_indexes_show_every_change_at_once(catalog, client):
+    agents = catalog["tags"][0]
+    paper = catalog["papers"][0]
+    assert "6 papers" in page(client, "/tags/")
+    categories = page(client, "/categories/")
+
+    agents.name = "Autonomous agents"
+    agents.save()
+    PaperFactory(tags=[agents], categories=[paper.primary_category])
+    tags = page(client, "/tags/")
+
+    assert "#Autonomous agents" in tags and "7 papers" in tags
+    assert page(client, "/categories/") != categories
+
+
 def test_shared_toggles_are_the_toggle_templates_rendered_for_the_page(catalog, rf):
     agents = catalog["tags"][0]
     paper = catalog["papers"][0]

@@ -1,12 +1,14 @@
 from functools import cache
 
 from django import template
+from django.conf import settings
 from django.core.files.storage import default_storage
 from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.safestring import SafeString, mark_safe
 
 from catalog import cards, filters
+from catalog.fragments import Fragments, digest
 from catalog.latex import latex_to_html, latex_to_text
 from catalog.rendering import render_markdown
 from catalog.trending import WINDOWS
@@ -96,3 +98,32 @@ def filter_fields(context) -> SafeString:
 def card_slot(name: str, *key) -> SafeString:
     """Where the reader's part goes in a shared card (see catalog.cards)."""
     return cards.slot(name, *key)
+
+
+_shared = Fragments()
+
+
+class SharedNode(template.Node):
+    def __init__(self, nodelist: template.NodeList, name: str, key: template.base.FilterExpression):
+        self.nodelist, self.name, self.key = nodelist, name, key
+
+    def render(self, context: template.Context) -> str:
+        key = digest(self.name, self.key.resolve(context), translation.get_language())
+        return _shared.get_or_render(
+            key, lambda: self.nodelist.render(context), size=settings.PAPER_CARD_CACHE_SIZE
+        )
+
+
+@register.tag
+def shared(parser: template.base.Parser, token: template.base.Token) -> SharedNode:
+    """{% shared "name" key %}...{% endshared %}: what the block renders, kept by
+    each process for every key (and language) like the paper cards; the key
+    must stand for everything the block shows (catalog.fragments.digest)."""
+    try:
+        _, name, key = token.split_contents()
+    except ValueError as err:
+        message = '{% shared "name" key %} takes a name and a key.'
+        raise template.TemplateSyntaxError(message) from err
+    nodelist = parser.parse(("endshared",))
+    parser.delete_first_token()
+    return SharedNode(nodelist, name.strip("\"'"), parser.compile_filter(key))
