@@ -129,6 +129,7 @@ def test_pages_shared_by_readers_give_each_reader_the_page_rendered_afresh(
         for n, client in enumerate(clients):
             for path in pages:
                 assert page(client, path) == fresh[n, path], (n, path)
+    assert not any("<!--slot:" in html for html in fresh.values())
     # One entry a page for anonymous readers, one each language's logged-in readers share.
     assert len(redis_cache.keys("catalog:page:*")) == len(pages)
     assert len(redis_cache.keys("catalog:reader-page:*")) == 2 * len(pages)  # English, Korean
