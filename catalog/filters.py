@@ -17,6 +17,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_lazy as _
 
 from catalog.cache import cached_read
+from catalog.counts import with_category_counts, with_tag_counts
 from catalog.fragments import Fragments, digest
 from catalog.models import NEWEST_FIRST, Category, Paper, PaperTag, Tag
 from catalog.search import search
@@ -63,16 +64,21 @@ class OptionsSelectMultiple(forms.SelectMultiple):
         return format_html('<select name="{}"{}>{}</select>', name, flatatt(final_attrs), options)
 
 
+# Fields that order a list without narrowing it.
+ORDERS = ("sort", "window")
+
+
 class PaperFilter(django_filters.FilterSet):
+    # Chosen tags and categories come with their maintained counts (maintained_total).
     tag = django_filters.ModelMultipleChoiceFilter(
-        queryset=Tag.objects.all(),
+        queryset=with_tag_counts(Tag.objects.all()),
         to_field_name="slug",
         method="filter_tags",
         label=_("Tags"),
         widget=OptionsSelectMultiple,
     )
     category = django_filters.ModelMultipleChoiceFilter(
-        queryset=Category.objects.all(),
+        queryset=with_category_counts(Category.objects.all()),
         to_field_name="code",
         method="filter_categories",
         label=_("Categories"),
@@ -178,6 +184,22 @@ class PaperFilter(django_filters.FilterSet):
 
     def filter_noop(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         return queryset
+
+    def maintained_total(self, *, within: Tag | Category | None) -> int | None:
+        """The list's exact total from the maintained counts (catalog.counts) when
+        it lists every visible paper of one tag or category, else None (it is
+        counted). within: the tag or category the page lists before the filters,
+        None for the whole catalog."""
+        if not self.is_valid():
+            return None
+        cleaned = self.form.cleaned_data
+        narrowing = {name for name, value in cleaned.items() if value and name not in ORDERS}
+        if within is not None:
+            return None if narrowing else within.paper_count
+        for name in ("tag", "category"):
+            if narrowing == {name} and len(cleaned[name]) == 1:
+                return cleaned[name][0].paper_count
+        return None
 
     def active_filters(self) -> list[dict]:
         """Each filter in effect, with the query string that removes just it."""

@@ -32,9 +32,12 @@ class RowCount(Subquery):
 
 
 class CatalogPaginator(Paginator):
-    def __init__(self, object_list: QuerySet, per_page: int) -> None:
+    def __init__(self, object_list: QuerySet, per_page: int, *, count: int | None = None) -> None:
+        """count: the list's exact total where it is known without counting."""
         super().__init__(object_list, per_page)
         self.count_is_exact = True
+        if count is not None:
+            self.count = count
 
     @cached_property
     def count(self) -> int:
@@ -67,7 +70,9 @@ class CatalogPaginator(Paginator):
         offset = (number - 1) * self.per_page
         # Each row carries the capped count, computed once by PostgreSQL as an
         # uncorrelated subquery: the count costs no query of its own.
-        papers = self.object_list.annotate(capped_count=RowCount(self._counted_rows()))
+        papers = self.object_list
+        if "count" not in self.__dict__:
+            papers = papers.annotate(capped_count=RowCount(self._counted_rows()))
         if offset > 0:
             # The offset is walked over ids alone, then only the page's rows are read.
             ids = self.object_list.values("pk")[offset : offset + self.per_page]

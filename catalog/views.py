@@ -1,6 +1,6 @@
 import datetime
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from django.conf import settings
 from django.contrib.staticfiles import finders
@@ -22,7 +22,12 @@ from django.utils.translation import ngettext
 from django.views import static
 
 from catalog import arxiv_ids
-from catalog.counts import categories_with_counts, tags_with_counts
+from catalog.counts import (
+    categories_with_counts,
+    tags_with_counts,
+    with_category_counts,
+    with_tag_counts,
+)
 from catalog.exports import FORMATS, export_response
 from catalog.filters import LIST_PARAMETERS, PERIOD_DAYS, TRENDING_WINDOWS, PaperFilter
 from catalog.http import safe_methods
@@ -45,9 +50,12 @@ from catalog.selectors import (
 SITE_FILE_MAX_AGE = 24 * 3600
 
 
-def paginate(items: QuerySet, raw_number: str | None) -> tuple[Page, str]:
-    """The requested page, or the nearest real one with a note saying why."""
-    paginator = CatalogPaginator(items, settings.PAPERS_PER_PAGE)
+def paginate(
+    items: QuerySet, raw_number: str | None, *, count: int | None = None
+) -> tuple[Page, str]:
+    """The requested page, or the nearest real one with a note saying why;
+    count: the total, where it is known without counting."""
+    paginator = CatalogPaginator(items, settings.PAPERS_PER_PAGE, count=count)
     if raw_number in (None, ""):
         return paginator.page(1), ""
     try:
@@ -76,15 +84,24 @@ def render_paper_list(
     context: dict | None = None,
     params: QueryDict | None = None,
     ordering: Sequence[Any] = (),
+    catalog_part: Tag | Category | Literal["all"] | None = None,
 ) -> HttpResponse:
     """A filtered, paginated list of papers: the home page, tag and category
     pages and the personal feed all render through here. params stand for
     the query string (a page with default filters); ordering replaces the
-    filter's sort (a page with an order of its own)."""
+    filter's sort (a page with an order of its own). catalog_part says which
+    of the catalog's visible papers `papers` are, all of them or one tag's or
+    category's, so that a list of exactly one tag or category is not counted;
+    None for any other list (a reader's feed)."""
     params = request.GET if params is None else params
     paper_filter = filter_papers(params, papers=papers)
     filtered = paper_filter.qs.order_by(*ordering) if ordering else paper_filter.qs
-    page, page_note = paginate(with_list_related(filtered), params.get("page"))
+    total = (
+        paper_filter.maintained_total(within=None if catalog_part == "all" else catalog_part)
+        if catalog_part is not None
+        else None
+    )
+    page, page_note = paginate(with_list_related(filtered), params.get("page"), count=total)
     params = params.copy()
     params.pop("page", None)
     ctx = {
@@ -147,7 +164,7 @@ def wider_period(paper_filter: PaperFilter, *, papers: QuerySet[Paper]) -> dict 
 @limit_searches
 @cached_page(**LIST_PARAMETERS)
 def paper_list(request: HttpRequest) -> HttpResponse:
-    return render_paper_list(request, papers=Paper.objects.visible())
+    return render_paper_list(request, papers=Paper.objects.visible(), catalog_part="all")
 
 
 @safe_methods
@@ -155,9 +172,9 @@ def paper_list(request: HttpRequest) -> HttpResponse:
 @limit_searches
 @cached_page(**LIST_PARAMETERS)
 def tag_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    tag = get_object_or_404(Tag, slug=slug)
+    tag = get_object_or_404(with_tag_counts(Tag.objects.all()), slug=slug)
     papers = Paper.objects.visible().filter(tags=tag)
-    return render_paper_list(request, papers=papers, context={"tag": tag})
+    return render_paper_list(request, papers=papers, context={"tag": tag}, catalog_part=tag)
 
 
 @safe_methods
@@ -165,9 +182,10 @@ def tag_detail(request: HttpRequest, slug: str) -> HttpResponse:
 @limit_searches
 @cached_page(**LIST_PARAMETERS)
 def category_detail(request: HttpRequest, code: str) -> HttpResponse:
-    category = get_object_or_404(Category, code=code)
+    category = get_object_or_404(with_category_counts(Category.objects.all()), code=code)
     papers = Paper.objects.visible().filter(categories=category)
-    return render_paper_list(request, papers=papers, context={"category": category})
+    context = {"category": category}
+    return render_paper_list(request, papers=papers, context=context, catalog_part=category)
 
 
 def export_papers(
@@ -227,6 +245,7 @@ def trending(request: HttpRequest) -> HttpResponse:
         papers=Paper.objects.visible(),
         template="catalog/trending.html",
         context={"trending_tabs": tabs},
+        catalog_part="all",
     )
 
 

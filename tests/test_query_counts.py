@@ -43,15 +43,19 @@ def reader(client, settings, catalog):
 
 # Lists: page rows (primary category, official code link, author names and
 # capped count in one query), the estimate, tags, the filter form's tag and
-# category choices in one query; a chosen tag or category is looked up once more.
+# category choices in one query; a chosen tag or category is looked up once more,
+# with its maintained count, which is the total of a list of that tag or category
+# alone (rows without a count, no estimate).
 LIST_PAGES = [
     ("/", 3 + ESTIMATE),
-    ("/?tag=agents", 4 + ESTIMATE),
-    ("/?category=cs.AI", 4 + ESTIMATE),
+    ("/?tag=agents", 4),
+    ("/?category=cs.AI", 4),
+    ("/?tag=agents&has_code=1", 4),
     ("/?q=reasoning", 3 + ESTIMATE),
     ("/?q=reasoning&sort=relevance", 3 + ESTIMATE),
-    ("/tags/agents/", 4 + ESTIMATE),
-    ("/categories/cs.AI/", 4 + ESTIMATE),
+    ("/tags/agents/", 4),
+    ("/tags/agents/?period=30d", 4 + ESTIMATE),
+    ("/categories/cs.AI/", 4),
 ]
 # The paper (with its author names and categories), tags, code links, summaries,
 # images, similar papers (with their tags).

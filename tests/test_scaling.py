@@ -39,6 +39,29 @@ def test_counts_past_the_limit_are_shown_as_about_with_no_last_link(
 
 
 @pytest.mark.django_db
+def test_a_lone_tag_or_category_is_totalled_from_its_maintained_count(
+    client, small_exact_limit, monkeypatch, settings
+):
+    settings.PAPERS_PER_PAGE = 5
+    monkeypatch.setattr(pagination, "estimated_count", lambda rows: 1000)
+    tag = TagFactory(slug="agents")
+    papers = PaperFactory.create_batch(12, tags=[tag])
+    category = papers[0].primary_category
+    papers[1].is_visible = False
+    papers[1].save()
+
+    for path in ("/?tag=agents", "/tags/agents/", "/?sort=trending&tag=agents"):
+        html = client.get(path).content.decode()
+        assert "11 papers" in html, path
+        assert "Last »" in html, path
+    in_category = Paper.objects.visible().filter(categories=category).count()
+    assert f"{in_category} paper" in client.get(f"/categories/{category.code}/").content.decode()
+    # Narrowed further, the list is counted.
+    narrowed = client.get("/tags/agents/?q=nowhere").content.decode()
+    assert "0 papers" in narrowed and "11 papers" not in narrowed
+
+
+@pytest.mark.django_db
 def test_counts_within_the_limit_stay_exact(client, small_exact_limit):
     PaperFactory.create_batch(4)
 
