@@ -11,6 +11,6 @@ def reader(request: HttpRequest) -> dict:
         "subscribed": own.subscribed,
         "saved_paper_ids": own.saved_paper_ids,
         # Where the reader's parts of the page come from: their own, or slots
-        # while a page shared by every reader is rendered (catalog.cache).
+        # while a page shared by every reader is rendered (catalog.pages).
         "card_slots": getattr(request, "card_slots", own),
     }

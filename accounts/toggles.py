@@ -1,7 +1,8 @@
-"""The reader's two toggles, saving a paper and subscribing to a tag or category.
+"""The reader's parts of a page: two toggles, saving a paper and subscribing to
+a tag or category, and the account menu.
 
-Each is one template (accounts/toggles/) rendered in place on a page and, after
-a change, alone as the HTMX swap; both get their context from here.
+Each toggle is one template (accounts/toggles/) rendered in place on a page
+and, after a change, alone as the HTMX swap; both get their context from here.
 """
 
 from collections.abc import Callable

@@ -11,7 +11,7 @@ badge by the reader's `ReaderSlots`, which the accounts app puts in every
 page's context and on the request). Without Redis this works the same: each
 process keeps its own cards.
 
-Whole pages are shared between logged-in readers the same way (catalog.cache):
+Whole pages are shared between logged-in readers the same way (catalog.pages):
 rendered once with `SlotMarkers` standing in for the reader, which leaves each
 of their parts as a slot, and filled for each reader by `fill_slots`.
 """

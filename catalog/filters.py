@@ -3,6 +3,7 @@ personal feed and the search feeds."""
 
 import datetime
 import html
+from typing import Literal
 
 import django_filters
 from django import forms
@@ -185,16 +186,16 @@ class PaperFilter(django_filters.FilterSet):
     def filter_noop(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         return queryset
 
-    def maintained_total(self, *, within: Tag | Category | None) -> int | None:
+    def maintained_total(self, *, within: Tag | Category | Literal["all"]) -> int | None:
         """The list's exact total from the maintained counts (catalog.counts) when
         it lists every visible paper of one tag or category, else None (it is
         counted). within: the tag or category the page lists before the filters,
-        None for the whole catalog."""
+        or "all" for the whole catalog."""
         if not self.is_valid():
             return None
         cleaned = self.form.cleaned_data
         narrowing = {name for name, value in cleaned.items() if value and name not in ORDERS}
-        if within is not None:
+        if within != "all":
             return None if narrowing else within.paper_count
         for name in ("tag", "category"):
             if narrowing == {name} and len(cleaned[name]) == 1:

@@ -81,10 +81,11 @@ def cached_page(
                 request.card_slots = reader
         else:
             response = view(request, *args, **kwargs)
-        if response.streaming:
+        storable = response.status_code == 200 and not response.cookies
+        if response.streaming or (reader is None and not storable):
             return response
         body = response.content.decode(response.charset)
-        if response.status_code == 200 and not response.cookies:
+        if storable:
             shared = body
             for token in set(CSRF_INPUT.findall(shared)):
                 shared = shared.replace(token, CSRF_PLACEHOLDER)

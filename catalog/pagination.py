@@ -7,11 +7,10 @@ EXACT_COUNT_LIMIT; past that the total is PostgreSQL's estimate, shown as
 and read only the rows they show.
 """
 
-import json
 import math
 
 from django.core.paginator import EmptyPage, Page, Paginator
-from django.db import connection
+from django.db import connection, connections
 from django.db.models import IntegerField, QuerySet, Subquery
 from django.utils.functional import cached_property
 
@@ -98,12 +97,16 @@ def estimated_count(rows: QuerySet) -> int:
     """The planner's row estimate for a query, rounded to two significant figures;
     kept in the catalog cache until the catalog changes, since planning a
     reader's feed again costs as much as a query of its own."""
-    sql, params = rows.query.sql_with_params()
-    return cached_read("estimate", lambda: _planner_estimate(rows), sql, repr(params))
+    sql, params = rows.query.get_compiler(using=rows.db).as_sql()
+    return cached_read(
+        "estimate", lambda: _planner_estimate(rows.db, sql, params), sql, repr(params)
+    )
 
 
-def _planner_estimate(rows: QuerySet) -> int:
-    plan = json.loads(rows.explain(format="json"))
+def _planner_estimate(alias: str, sql: str, params: tuple) -> int:
+    with connections[alias].cursor() as cursor:
+        cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
+        (plan,) = cursor.fetchone()  # psycopg decodes the JSON
     estimate = int(plan[0]["Plan"]["Plan Rows"])
     if estimate < 100:
         return estimate

@@ -96,11 +96,7 @@ def render_paper_list(
     params = request.GET if params is None else params
     paper_filter = filter_papers(params, papers=papers)
     filtered = paper_filter.qs.order_by(*ordering) if ordering else paper_filter.qs
-    total = (
-        paper_filter.maintained_total(within=None if catalog_part == "all" else catalog_part)
-        if catalog_part is not None
-        else None
-    )
+    total = None if catalog_part is None else paper_filter.maintained_total(within=catalog_part)
     page, page_note = paginate(with_list_related(filtered), params.get("page"), count=total)
     params = params.copy()
     params.pop("page", None)

@@ -2,7 +2,7 @@
 the account menu.
 
 Each comes from the page's reader slots (accounts.toggles.ReaderPageSlots, or
-the slots left open on a page shared by every reader, see catalog.cache), whose
+the slots left open on a page shared by every reader, see catalog.pages), whose
 state is read in one query for the whole page, not one per entry.
 """
 
