@@ -1,8 +1,12 @@
 """The one authentication backend: every log-in form, the admin's included, comes here."""
 
+from functools import partial
+
 from allauth.account.auth_backends import AuthenticationBackend as AllauthBackend
 from allauth.account.internal.userkit import get_user_by_username
 from django.contrib.auth.base_user import AbstractBaseUser
+
+from accounts.reader_cache import cached_reader
 
 
 class AuthenticationBackend(AllauthBackend):
@@ -18,3 +22,8 @@ class AuthenticationBackend(AllauthBackend):
         # Readers log in by email (LOGIN_METHODS), which would turn usernames
         # away; staff log in to the admin by username.
         return self._check_password(get_user_by_username(username), password)
+
+    def get_user(self, user_id: int) -> AbstractBaseUser | None:
+        # Every logged-in request asks: the reader comes from the cache while
+        # nothing about them has changed (accounts.reader_cache).
+        return cached_reader(user_id=user_id, load=partial(super().get_user, user_id))

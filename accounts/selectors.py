@@ -63,7 +63,8 @@ def reader_ids(*, user: AbstractBaseUser) -> dict:
     """The reader's subscribed tag and category ids and saved paper ids, in one query:
     every page a reader sees asks for all three (with the number of papers they
     follow, which picks the feed's query). Read once per user object, so a
-    request's view and templates share the query."""
+    request's view and templates share the query, and kept with the user
+    between requests (accounts.reader_cache)."""
     # request.user is a lazy proxy: attributes set on it land on the user itself.
     ids = getattr(user, "_reader_ids", None)
     if ids is None:

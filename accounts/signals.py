@@ -1,11 +1,12 @@
 from django.contrib.auth import get_user_model
 from django.contrib.auth.signals import user_logged_in
-from django.db.models.signals import post_save
+from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from accounts import services, suggestions
 from accounts.middleware import READER_LANGUAGE_SESSION_KEY
-from accounts.models import Profile
+from accounts.models import Profile, SavedPaper, Subscription
+from accounts.reader_cache import reader_changed
 from ingest import links
 
 
@@ -13,6 +14,19 @@ from ingest import links
 def create_profile(sender, instance, created: bool, raw: bool = False, **kwargs) -> None:
     if created and not raw:
         Profile.objects.get_or_create(user=instance)
+
+
+@receiver([post_save, post_delete], sender=get_user_model())
+def forget_cached_user(sender, instance, **kwargs) -> None:
+    # Whatever changed (password, active flag, address, last log-in), from
+    # whatever path (admin, allauth, a command): cached copies go.
+    reader_changed(user_id=instance.pk)
+
+
+@receiver([post_save, post_delete], sender=Subscription)
+@receiver([post_save, post_delete], sender=SavedPaper)
+def forget_cached_reader_ids(sender, instance, **kwargs) -> None:
+    reader_changed(user_id=instance.user_id)
 
 
 @receiver(user_logged_in)

@@ -34,21 +34,32 @@ def catalog_cache():
 
 def catalog_version() -> int | None:
     """The current version, or None when there is no working cache."""
-    cache = catalog_cache()
-    version = cache.get(VERSION_KEY)
-    if version is None:
-        cache.add(VERSION_KEY, _first_version(), timeout=None)
-        version = cache.get(VERSION_KEY)
-    return version
+    return current_version(VERSION_KEY)
 
 
 def bump_catalog_version() -> None:
     """Make every cached read and page stale; call after the change has committed."""
+    bump_version(VERSION_KEY)
+
+
+def current_version(key: str) -> int | None:
+    """A version counter kept in the catalog cache under key (started when
+    missing), or None when there is no working cache."""
+    cache = catalog_cache()
+    version = cache.get(key)
+    if version is None:
+        cache.add(key, _first_version(), timeout=None)
+        version = cache.get(key)
+    return version
+
+
+def bump_version(key: str) -> None:
+    """Move a version counter on: entries stored under the old one are left behind."""
     cache = catalog_cache()
     try:
-        cache.incr(VERSION_KEY)
+        cache.incr(key)
     except ValueError:  # no version yet, or it was evicted
-        cache.add(VERSION_KEY, _first_version(), timeout=None)
+        cache.add(key, _first_version(), timeout=None)
 
 
 def trending_version() -> int:

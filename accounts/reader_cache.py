@@ -1,0 +1,60 @@
+"""A logged-in reader's user row and ids (selectors.reader_ids), kept in the
+catalog cache between their requests: a page every reader shares, served from
+the cache, then costs no query at all.
+
+Each reader's entry is stored with their version, a counter beside it that
+any change to the user, their subscriptions or their saved papers moves on
+once it has committed (accounts.signals), from whatever process or device
+made it. An entry is used only under the version it was stored with: a
+request that read the database before a change committed stores what it read
+under the version it saw, which the change has already left behind. Without
+a shared cache (no Redis) nothing is kept and every request reads the
+database.
+
+The ids carry the number of papers the reader follows, which only picks the
+feed's query plan: an entry keeps it until the reader changes something or
+the entry expires.
+"""
+
+from collections.abc import Callable
+from functools import partial
+
+from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
+
+from accounts import selectors
+from catalog.cache import bump_version, catalog_cache, current_version
+
+
+def _keys(user_id: int) -> tuple[str, str]:
+    return f"reader:{user_id}:version", f"reader:{user_id}"
+
+
+def cached_reader(
+    *, user_id: int, load: Callable[[], AbstractBaseUser | None]
+) -> AbstractBaseUser | None:
+    """The reader with their ids read, from the cache when their version still
+    holds, else from load() (None for a user who cannot log in: not kept)."""
+    version_key, entry_key = _keys(user_id)
+    cache = catalog_cache()
+    stored = cache.get_many([version_key, entry_key])
+    version = stored.get(version_key)
+    if version is None:
+        version = current_version(version_key)
+        if version is None:  # no working cache
+            return load()
+    entry = stored.get(entry_key)
+    if entry is not None and entry[0] == version:
+        return entry[1]
+    user = load()
+    if user is not None:
+        selectors.reader_ids(user=user)  # kept on the user object, and stored with it
+        cache.set(entry_key, (version, user), settings.CATALOG_CACHE_SECONDS)
+    return user
+
+
+def reader_changed(*, user_id: int) -> None:
+    """After a change to the reader's row, subscriptions or saved papers: once it
+    commits, every process reads them afresh."""
+    transaction.on_commit(partial(bump_version, _keys(user_id)[0]))
