@@ -72,12 +72,10 @@ class CatalogPaginator(Paginator):
         papers = self.object_list
         if "count" not in self.__dict__:
             papers = papers.annotate(capped_count=RowCount(self._counted_rows()))
-        if offset > 0:
-            # The offset is walked over ids alone, then only the page's rows are read.
-            ids = self.object_list.values("pk")[offset : offset + self.per_page]
-            rows = list(papers.filter(pk__in=ids))
-        else:
-            rows = list(papers[: self.per_page])
+        # The page is found over ids alone (the offset walked, filters met
+        # from indexes), then only its rows are read.
+        ids = self.object_list.values("pk")[offset : offset + self.per_page]
+        rows = list(papers.filter(pk__in=ids))
         if rows and "count" not in self.__dict__:
             self.count = self._total(rows[0].capped_count)
         number = self.validate_number(number)
