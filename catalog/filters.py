@@ -8,7 +8,8 @@ from typing import Literal
 import django_filters
 from django import forms
 from django.conf import settings
-from django.db.models import Exists, F, OuterRef, QuerySet, Value
+from django.db import connections
+from django.db.models import DateTimeField, Exists, ExpressionWrapper, F, OuterRef, QuerySet, Value
 from django.forms.utils import flatatt
 from django.template.loader import get_template
 from django.utils import timezone, translation
@@ -21,6 +22,7 @@ from catalog.cache import cached_read
 from catalog.counts import with_category_counts, with_tag_counts
 from catalog.fragments import Fragments, digest
 from catalog.models import NEWEST_FIRST, Category, Paper, PaperTag, Tag
+from catalog.pagination import estimated_count
 from catalog.search import search
 from catalog.trending import DEFAULT_WINDOW, ordering
 
@@ -31,6 +33,17 @@ TRENDING_WINDOWS = [
     ("30d", _("Last 30 days")),
 ]
 MAX_QUERY_LENGTH = 300
+# Newest first in a form no index serves (listed_at moved by nothing): the
+# matches of a search are then read from its index and sorted.
+SORTED_NEWEST_FIRST = (
+    ExpressionWrapper(F("listed_at") + datetime.timedelta(0), output_field=DateTimeField()).desc(),
+    F("id").desc(),
+)
+# Up to this many matches (the planner's estimate) a search reads its matches
+# and sorts them rather than walking the newest papers for them. At a million
+# papers both cost the same near 5,500 matches: a word in 3,000 papers took
+# 23 ms walking 7,300 papers, and 6 ms sorted.
+FEW_SEARCH_MATCHES = 6_000
 
 
 class PaperFilterForm(forms.Form):
@@ -254,15 +267,25 @@ class PaperFilter(django_filters.FilterSet):
             elif by_relevance:
                 # Rank only the newest matches: ranking reads every match's
                 # tsvector, seconds for a word in half the catalog.
-                newest = papers.order_by(*NEWEST_FIRST).values("pk")
+                newest = papers.order_by(*self._newest_first(papers)).values("pk")
                 papers = papers.filter(
                     pk__in=newest[: settings.SEARCH_RELEVANCE_CANDIDATES]
                 ).order_by(F("rank").desc(), *NEWEST_FIRST)
             else:
-                papers = papers.order_by(*NEWEST_FIRST)
+                papers = papers.order_by(*self._newest_first(papers))
             self.ranks_newest_only = bool(by_relevance)
             self._sorted_qs = papers
         return self._sorted_qs
+
+    def _newest_first(self, papers: QuerySet) -> tuple:
+        """How to put the papers newest first. PostgreSQL walks the newest
+        papers for a search's matches whatever their number, underrating what
+        reading each paper's words costs: for a rare word it is told to sort."""
+        searched = self.form.cleaned_data.get("q", "").strip()
+        if not searched or connections[papers.db].vendor != "postgresql":
+            return NEWEST_FIRST
+        few = estimated_count(papers.order_by().values("pk")) <= FEW_SEARCH_MATCHES
+        return SORTED_NEWEST_FIRST if few else NEWEST_FIRST
 
 
 _fields_html = Fragments()

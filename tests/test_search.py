@@ -11,6 +11,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
+from catalog import filters
 from catalog.models import Paper
 from catalog.search import ensure_sqlite_index, parse_web_search
 from tests.factories import PaperFactory
@@ -164,6 +165,23 @@ def test_relevance_sort_pages_past_the_first(client, settings):
     response = client.get("/?q=verifier&sort=relevance&page=3")
 
     assert len(response.context["page"].object_list) == 1
+
+
+@pytest.mark.parametrize("few_matches", [10**9, -1])  # sorted, walked
+def test_matches_are_newest_first_however_they_are_read(client, settings, monkeypatch, few_matches):
+    """A search with few matches has PostgreSQL sort them instead of walking the
+    newest papers (catalog.filters.FEW_SEARCH_MATCHES): the same list, paged alike."""
+    monkeypatch.setattr(filters, "FEW_SEARCH_MATCHES", few_matches)
+    settings.PAPERS_PER_PAGE = 2
+    titles = [f"Verifier paper {n}" for n in range(5)]
+    for n, title in enumerate(titles):
+        PaperFactory(title=title, published_at=days_ago(n))
+    PaperFactory(title="Unrelated")
+
+    pages = [found(client, "verifier", page=n) for n in (1, 2, 3)]
+
+    assert pages == [titles[0:2], titles[2:4], titles[4:5]]
+    assert found(client, "verifier", sort="relevance") == titles[0:2]  # ties: newest first
 
 
 def test_the_index_follows_every_write(client):
