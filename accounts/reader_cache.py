@@ -47,9 +47,14 @@ def cached_reader(
     entry = stored.get(entry_key)
     if entry is not None and entry[0] == version:
         return entry[1]
-    user = load()
+    # Read on the primary (reads in a transaction go there): a replica behind
+    # a change that has just committed would have what it replaced stored
+    # under the change's own version.
+    with transaction.atomic(savepoint=False):
+        user = load()
+        if user is not None:
+            selectors.reader_ids(user=user)  # kept on the user object, and stored with it
     if user is not None:
-        selectors.reader_ids(user=user)  # kept on the user object, and stored with it
         cache.set(entry_key, (version, user), settings.CATALOG_CACHE_SECONDS)
     return user
 

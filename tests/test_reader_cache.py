@@ -11,6 +11,7 @@ from django.urls import reverse
 from accounts import reader_cache
 from accounts.models import SavedPaper, Subscription
 from catalog.models import Tag
+from config.db_routers import ReplicaRouter
 from tests.accounts_factories import SubscriptionFactory, UserFactory
 from tests.catalog_cache import redis_cache_fixture  # noqa: F401
 from tests.factories import PaperFactory, TagFactory
@@ -153,3 +154,20 @@ def test_without_a_working_cache_every_request_reads_the_database(
         response = client.get("/tags/agents/")
         assert response.status_code == 200
         assert reader.email in response.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_reader_missing_from_the_cache_is_read_on_the_primary(redis_cache):
+    """A replica a moment behind must not have its rows stored under a newer version."""
+    reader = UserFactory()
+    router = ReplicaRouter()
+    assert router.db_for_read(User) == "replica"
+    chosen = []
+
+    def load():
+        chosen.append(router.db_for_read(User))
+        return User.objects.get(pk=reader.pk)
+
+    reader_cache.cached_reader(user_id=reader.pk, load=load)
+
+    assert chosen == ["default"]
