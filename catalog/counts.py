@@ -10,6 +10,7 @@ once, whatever wrote to the catalog.
 
 from django.db import connection, transaction
 from django.db.models import IntegerField, OuterRef, QuerySet, Subquery, Sum
+from django.db.models.expressions import CombinedExpression
 from django.db.models.functions import Coalesce
 
 from catalog.models import Category, CategoryCount, Tag, TagCount
@@ -36,13 +37,11 @@ def with_category_counts(categories: QuerySet[Category]) -> QuerySet[Category]:
     return categories.annotate(paper_count=_count_of(CategoryCount.objects, "category"))
 
 
-def papers_of(*, tag_ref: str, category_ref: str) -> Coalesce:
+def papers_of(*, tag_ref: str, category_ref: str) -> CombinedExpression:
     """The number of visible papers of the tag or category that a row's
-    columns tag_ref and category_ref name (0 for neither)."""
-    return Coalesce(
-        _count_of(TagCount.objects, "tag", ref=tag_ref)
-        + _count_of(CategoryCount.objects, "category", ref=category_ref),
-        0,
+    columns tag_ref and category_ref name (0 for neither: each count is)."""
+    return _count_of(TagCount.objects, "tag", ref=tag_ref) + _count_of(
+        CategoryCount.objects, "category", ref=category_ref
     )
 
 
