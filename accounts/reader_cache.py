@@ -9,7 +9,9 @@ made it. An entry is used only under the version it was stored with: a
 request that read the database before a change committed stores what it read
 under the version it saw, which the change has already left behind. Without
 a shared cache (no Redis) nothing is kept and every request reads the
-database.
+database. A write that sends no signal (QuerySet.update(), bulk_create(),
+raw SQL) must call reader_changed() itself; none touches these rows today,
+and an entry expires after CATALOG_CACHE_SECONDS whatever happens.
 
 The ids carry the number of papers the reader follows, which only picks the
 feed's query plan: an entry keeps it until the reader changes something or
