@@ -18,6 +18,7 @@ import json
 from django.db.models import Q, QuerySet
 
 from catalog.models import Paper
+from catalog.pagination import rows_by_ids
 
 MAX_OFFSET = 1_000_000
 
@@ -52,7 +53,7 @@ def page(
             offset = decode(cursor).get("offset")
             if not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
                 raise CursorError("This cursor belongs to a list sorted by date, not relevance.")
-        rows = _rows(papers, offset, offset + limit + 1)
+        rows = rows_by_ids(papers, offset, offset + limit + 1)
         more = len(rows) > limit
         return rows[:limit], encode({"offset": offset + limit}) if more else None
     if cursor:
@@ -71,14 +72,8 @@ def page(
             Q(listed_at__lte=listed_at),
             Q(listed_at__lt=listed_at) | Q(listed_at=listed_at, pk__lt=last_id),
         )
-    rows = _rows(papers, 0, limit + 1)
+    rows = rows_by_ids(papers, 0, limit + 1)
     if len(rows) <= limit:
         return rows, None
     last = rows[limit - 1]
     return rows[:limit], encode({"listed_at": last.listed_at.isoformat(), "id": last.pk})
-
-
-def _rows(papers: QuerySet[Paper], start: int, stop: int) -> list[Paper]:
-    # Found over ids alone, then only those rows read: PostgreSQL meets the
-    # filters from indexes instead of reading whole papers until enough match.
-    return list(papers.filter(pk__in=papers.values("pk")[start:stop]))

@@ -72,10 +72,7 @@ class CatalogPaginator(Paginator):
         papers = self.object_list
         if "count" not in self.__dict__:
             papers = papers.annotate(capped_count=RowCount(self._counted_rows()))
-        # The page is found over ids alone (the offset walked, filters met
-        # from indexes), then only its rows are read.
-        ids = self.object_list.values("pk")[offset : offset + self.per_page]
-        rows = list(papers.filter(pk__in=ids))
+        rows = rows_by_ids(papers, offset, offset + self.per_page)
         if rows and "count" not in self.__dict__:
             self.count = self._total(rows[0].capped_count)
         number = self.validate_number(number)
@@ -89,6 +86,13 @@ class CatalogPaginator(Paginator):
         self.count = self.object_list.order_by().count()
         self.count_is_exact = True
         self.__dict__.pop("num_pages", None)
+
+
+def rows_by_ids(papers: QuerySet, start: int, stop: int) -> list:
+    """papers[start:stop], found over ids alone (the offset walked, the filters
+    met from indexes), then only those rows read: otherwise PostgreSQL may read
+    whole papers, newest first, until enough of them pass the filters."""
+    return list(papers.filter(pk__in=papers.values("pk")[start:stop]))
 
 
 def estimated_count(rows: QuerySet) -> int:
