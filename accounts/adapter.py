@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q
 from django.http import HttpRequest
 
-from catalog.http import client_ip
+from core.http import client_ip
 
 
 class AccountAdapter(DefaultAccountAdapter):

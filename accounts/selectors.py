@@ -4,10 +4,12 @@ import contextlib
 import datetime
 import functools
 import itertools
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from allauth.account.models import EmailAddress
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core import signing
 from django.db import connections, router
@@ -30,7 +32,6 @@ from django.shortcuts import get_object_or_404
 from accounts.models import (
     ApiToken,
     Profile,
-    Recommendation,
     RecommendationSent,
     SavedPaper,
     Subscription,
@@ -38,6 +39,8 @@ from accounts.models import (
 )
 from catalog.counts import papers_of
 from catalog.models import NEWEST_FIRST, Category, Paper, PaperTag, Tag
+from discovery import for_you
+from discovery.models import Recommendation
 
 PaperCategory = Paper.categories.through
 
@@ -232,6 +235,38 @@ def for_you_papers(*, user: AbstractBaseUser) -> QuerySet[Paper]:
 
 
 FOR_YOU_ORDER = (F("recommendation_score").desc(), *NEWEST_FIRST)
+
+
+def readers_with_interests(*, user_ids: list[int] | None = None) -> QuerySet:
+    """Active readers with something For you can go on: a saved paper or a followed tag."""
+    readers = (
+        get_user_model()
+        .objects.filter(is_active=True)
+        .filter(
+            Exists(SavedPaper.objects.filter(user=OuterRef("pk")))
+            | Exists(Subscription.objects.filter(user=OuterRef("pk"), tag__isnull=False))
+        )
+        .order_by("pk")
+    )
+    return readers if user_ids is None else readers.filter(pk__in=user_ids)
+
+
+def interests(*, user_ids: Iterable[int]) -> Iterator[for_you.Interests]:
+    """Each reader's saved papers (newest first) and followed tags, as For you ranks from."""
+    for user_id in user_ids:
+        yield for_you.Interests(
+            user_id=user_id,
+            saved_ids=list(
+                SavedPaper.objects.filter(user_id=user_id)
+                .order_by("-created_at", "-id")
+                .values_list("paper_id", flat=True)
+            ),
+            tag_ids=list(
+                Subscription.objects.filter(user_id=user_id, tag__isnull=False).values_list(
+                    "tag_id", flat=True
+                )
+            ),
+        )
 
 
 def user_api_tokens(*, user: AbstractBaseUser) -> list[ApiToken]:

@@ -13,13 +13,11 @@ from django.db import transaction
 from django.http import HttpRequest
 from django.utils import timezone
 
-from accounts import emails, recommendations, selectors
+from accounts import emails, selectors
 from accounts.models import (
     API_TOKEN_PREFIX,
     ApiToken,
-    DismissedPaper,
     Profile,
-    Recommendation,
     RecommendationSent,
     SavedPaper,
     Subscription,
@@ -28,6 +26,8 @@ from accounts.models import (
 )
 from catalog import trending
 from catalog.models import Category, Paper, ReaderSignal, Tag
+from discovery import for_you
+from discovery.models import DismissedPaper, Recommendation
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,34 @@ def dismiss_paper(*, user: AbstractBaseUser, paper: Paper) -> None:
     with transaction.atomic():
         DismissedPaper.objects.get_or_create(user=user, paper=paper)
         Recommendation.objects.filter(user=user, paper=paper).delete()
-        recommendations.push_down_like(user=user, paper=paper)
+        for_you.push_down_like(user=user, paper=paper)
+
+
+def refresh_recommendations(
+    *, user_ids: list[int] | None = None, show_progress: bool = False
+) -> for_you.RecommendationRun:
+    """Every reader's For-you list (or these readers'), from what they saved and follow."""
+    now = timezone.now()
+    chosen = selectors.readers_with_interests(user_ids=user_ids)
+    if user_ids is None:
+        # Readers whose seeds vanished keep no stale list.
+        Recommendation.objects.exclude(user__in=chosen.values("pk")).delete()
+    reader_ids = list(chosen.values_list("pk", flat=True))
+    run = for_you.refresh(
+        readers=selectors.interests(user_ids=reader_ids),
+        total=len(reader_ids),
+        now=now,
+        show_progress=show_progress,
+    )
+    if run.readers:
+        Profile.objects.filter(user_id__in=reader_ids).update(recommended_at=now)
+    if user_ids is not None:
+        # Asked for on a first visit: a reader with nothing to go on yet is
+        # done too, and gets a list from the nightly run once they have.
+        Profile.objects.filter(user_id__in=user_ids, recommended_at__isnull=True).update(
+            recommended_at=now
+        )
+    return run
 
 
 def defer_until_login(*, request: HttpRequest, kind: str, object_id: int) -> None:

@@ -3,11 +3,10 @@ from django.contrib.auth.signals import user_logged_in
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
-from accounts import services, suggestions
+from accounts import services
 from accounts.middleware import READER_LANGUAGE_SESSION_KEY
 from accounts.models import Profile, SavedPaper, Subscription
 from accounts.reader_cache import reader_changed
-from ingest import links
 
 
 @receiver(post_save, sender=get_user_model())
@@ -36,8 +35,3 @@ def complete_pending_actions(sender, request, user, **kwargs) -> None:
         language = Profile.objects.filter(user=user).values_list("language", flat=True).first()
         if language:
             request.session[READER_LANGUAGE_SESSION_KEY] = language
-
-
-@receiver(links.link_request_finished, dispatch_uid="accounts_settle_suggestions")
-def settle_suggestions(sender, request, **kwargs) -> None:
-    suggestions.settle_suggestions(request=request)

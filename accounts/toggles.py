@@ -19,8 +19,8 @@ from django.utils.functional import SimpleLazyObject, cached_property
 from django.utils.html import conditional_escape
 
 from accounts import selectors
-from catalog.fragments import Fragments, digest
 from catalog.models import Category, Paper, Tag
+from core.fragments import Fragments, digest
 
 ACCOUNT_MENU_TEMPLATE = "accounts/account_menu.html"
 SAVE_TEMPLATE = "accounts/toggles/save.html"
@@ -62,7 +62,7 @@ def subscribe_context(
 
 
 # Toggle variants every process keeps rendered, with stand-ins for the
-# reader's CSRF token and the page's address (catalog/fragments.py).
+# reader's CSRF token and the page's address (core/fragments.py).
 _variants = Fragments()
 
 

@@ -40,7 +40,6 @@ urlpatterns = [
         {"kind": "category", "subscribe": False},
         name="category-unsubscribe",
     ),
-    path("suggest/", views.suggest, name="suggest"),
     path("accounts/subscriptions/", views.subscriptions, name="subscriptions"),
     path("accounts/api-tokens/", views.create_api_token, name="api-token-create"),
     path(

@@ -14,13 +14,13 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts import selectors, services, suggestions, toggles
-from accounts.forms import ApiTokenForm, DigestSettingsForm, SuggestionForm
+from accounts import selectors, services, toggles
+from accounts.forms import ApiTokenForm, DigestSettingsForm
 from accounts.middleware import READER_LANGUAGE_SESSION_KEY
 from accounts.tasks import refresh_recommendations
-from catalog import background
-from catalog.http import safe_methods
 from catalog.views import export_papers, render_paper_list
+from core import background
+from core.http import safe_methods
 
 # The For-you tab shows the last 30 days unless the reader picks another period.
 FOR_YOU_DEFAULT_PERIOD = "30d"
@@ -250,41 +250,6 @@ def regenerate_feed_token(request: HttpRequest) -> HttpResponse:
     services.regenerate_feed_token(profile=request.user.profile)
     messages.success(request, _("Your private feed has a new address; the old one stops working."))
     return redirect("accounts:subscriptions")
-
-
-@require_http_methods(["GET", "POST"])
-def suggest(request: HttpRequest) -> HttpResponse:
-    """Suggest a paper to the curators, and follow what became of earlier suggestions."""
-    if not request.user.is_authenticated:
-        if request.method == "POST":
-            return redirect_to_login(request.get_full_path())
-        return render(request, "accounts/suggest.html", {"login_needed": True})
-    form = SuggestionForm(
-        request.POST or None,
-        user=request.user,
-        initial={"link": request.GET.get("link", "")[:500]},
-    )
-    if form.is_valid():
-        suggestions.suggest(
-            user=request.user,
-            arxiv_id=form.arxiv_id,
-            link=form.cleaned_data["link"],
-            tag=form.cleaned_data["tag"],
-            note=form.cleaned_data["note"],
-        )
-        messages.success(
-            request,
-            _("Thank you: the curators will look at arXiv:%(id)s.") % {"id": form.arxiv_id},
-        )
-        return redirect("accounts:suggest")
-    if form.paper_in_catalog is not None:
-        suggestions.suggest_in_catalog(user=request.user, paper=form.paper_in_catalog)
-    context = {
-        "form": form,
-        "suggestions": suggestions.reader_suggestions(user=request.user),
-        "per_day": settings.SUGGESTIONS_PER_DAY,
-    }
-    return render(request, "accounts/suggest.html", context)
 
 
 # Mail clients POST here with no session or CSRF token (RFC 8058 one-click).

@@ -1,6 +1,6 @@
 """Who is asking the API, and how often they may.
 
-Anonymous requests are counted per client address (catalog.http.client_ip, so
+Anonymous requests are counted per client address (core.http.client_ip, so
 trusted proxies are seen through), token requests per token, each in the
 default cache by django-ratelimit; over the limit the answer is 429 with
 Retry-After (api.api's handler for RateLimited).
@@ -13,7 +13,7 @@ from ninja.security import HttpBearer
 
 from accounts.models import ApiToken
 from accounts.selectors import api_token_for_secret
-from catalog.http import client_ip
+from core.http import client_ip
 
 
 class RateLimited(Exception):

@@ -2,7 +2,7 @@
 
 The API's own views answer their errors in JSON (api.api); this catches the
 rest: an address no route has, a method a route does not take, a NUL byte
-refused by catalog.middleware, a server error. CORS is written here by hand:
+refused by core.middleware, a server error. CORS is written here by hand:
 GET and HEAD without credentials get `Access-Control-Allow-Origin: *`; a
 preflight allows only those methods and no request headers, so a page on
 another site can read the public API but never send a reader's token, and no

@@ -2,7 +2,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja.openapi.views import openapi_view
 
 from api.api import api
-from catalog.http import safe_methods
+from core.http import safe_methods
 
 
 @safe_methods

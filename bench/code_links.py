@@ -1,4 +1,4 @@
-"""Precision and recall of catalog.code_links on the labelled set of real abstracts.
+"""Precision and recall of ingest.code_links on the labelled set of real abstracts.
 
     python -m bench.code_links [--show-misses]
 
@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from catalog.code_links import find_code_links
+from ingest.code_links import find_code_links
 
 LABELLED = (
     Path(__file__).resolve().parent.parent / "tests" / "data" / "code_links" / "labelled.jsonl"

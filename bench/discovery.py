@@ -5,7 +5,7 @@ nightly For-you ranking.
 
 Neighbours: N unit vectors of 256 dimensions drawn around 2,000 topics (the
 shape of a tf-idf/SVD space, where papers gather in fields) go into the index
-enrichment.neighbours builds for that many papers (an inverted file above
+discovery.neighbours builds for that many papers (an inverted file above
 50,000); then every paper is searched for its candidates, in batches, as the
 build does. Reported: time of
 each step, peak memory of the process, and recall of the 10 nearest against
@@ -14,7 +14,7 @@ writing the rows are not in these figures (see BENCHMARKS.md).
 
 For you: the window of recent papers (FOR_YOU_DAYS, a year: about 290,000
 papers at arXiv's rate) and readers with 20 saved papers and 3 followed tags
-each, ranked by accounts.recommendations.rank_for_readers as the nightly job
+each, ranked by discovery.for_you.rank_for_readers as the nightly job
 does (READERS_AT_ONCE readers a product); the database reads and writes per
 reader are not in these figures.
 """
@@ -54,7 +54,7 @@ def topic_centers(seed: int = 0) -> np.ndarray:
 def bench_neighbours(count: int, *, searched: int) -> dict:
     import faiss
 
-    from enrichment import neighbours
+    from discovery import neighbours
 
     centers = topic_centers()
     matrix = np.vstack(
@@ -102,7 +102,7 @@ def bench_neighbours(count: int, *, searched: int) -> dict:
 
 
 def bench_for_you(readers: int, window: int) -> dict:
-    from accounts.recommendations import READERS_AT_ONCE, Seeds, Window, rank_for_readers
+    from discovery.for_you import READERS_AT_ONCE, Seeds, Window, rank_for_readers
 
     centers = topic_centers()
     matrix = synthetic(window, seed=99, centers=centers)

@@ -134,8 +134,9 @@ def discovery_rows(rng: np.random.Generator, users: list) -> tuple[int, int]:
     from django.db import transaction
     from django.utils import timezone
 
-    from accounts.models import Profile, Recommendation
+    from accounts.models import Profile
     from catalog.models import Paper, SimilarPaper
+    from discovery.models import Recommendation
 
     recent = np.asarray(
         Paper.objects.visible().order_by("-id").values_list("pk", flat=True)[:RECENT]

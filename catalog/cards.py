@@ -25,9 +25,9 @@ from django.utils import timezone, translation
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from catalog.fragments import Fragments, digest
 from catalog.models import Category, Paper, Tag
 from catalog.trending import WINDOWS
+from core.fragments import Fragments, digest
 
 CARD_TEMPLATE = "catalog/_paper_card.html"
 # A slot is an HTML comment the escaped paper text cannot contain.

@@ -12,11 +12,11 @@ from django.utils.html import escape
 from django.views.decorators.http import conditional_page
 
 from catalog.filters import PaperFilter
-from catalog.http import safe_methods
 from catalog.latex import latex_to_text
-from catalog.limits import limit_feeds
 from catalog.models import Category, Paper, Tag
 from catalog.selectors import feed_items, filter_papers
+from core.http import safe_methods
+from core.limits import limit_feeds
 
 
 class PaperFeed(Feed):

@@ -20,11 +20,11 @@ from django.utils.translation import gettext_lazy as _
 
 from catalog.cache import cached_read
 from catalog.counts import with_category_counts, with_tag_counts
-from catalog.fragments import Fragments, digest
 from catalog.models import NEWEST_FIRST, Category, Paper, PaperTag, Tag
 from catalog.pagination import estimated_count
 from catalog.search import search
 from catalog.trending import DEFAULT_WINDOW, ordering
+from core.fragments import Fragments, digest
 
 PERIOD_DAYS = {"1d": 1, "7d": 7, "30d": 30, "365d": 365}
 TRENDING_WINDOWS = [

@@ -10,7 +10,6 @@ from django.urls import reverse
 from django.utils import translation
 
 from catalog.filters import PaperFilter
-from catalog.joined import joined_rows, split_rows
 from catalog.models import (
     NEWEST_FIRST,
     Category,
@@ -22,6 +21,7 @@ from catalog.models import (
     Summary,
     Tag,
 )
+from core.sql import joined_rows, split_rows
 
 FEED_LENGTH = 50
 PaperCategory = Paper.categories.through

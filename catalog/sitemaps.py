@@ -16,8 +16,8 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.encoding import iri_to_uri
 
-from catalog.http import safe_methods
 from catalog.models import Category, Paper, Tag
+from core.http import safe_methods
 
 PAPERS_PER_SITEMAP = 25_000
 MAX_BLOCK = (2**63 - 1) // PAPERS_PER_SITEMAP

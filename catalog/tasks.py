@@ -12,6 +12,6 @@ def fold_paper_counts() -> None:
 
 @shared_task(soft_time_limit=240, time_limit=270)
 def refresh_trending() -> None:
-    # Scheduled every five minutes (migration 0011); a run later than that
+    # Scheduled every five minutes (config/schedule.py); a run later than that
     # would only overlap the next.
     trending.refresh_trending()

@@ -3,11 +3,9 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from django.conf import settings
-from django.contrib.staticfiles import finders
 from django.core.paginator import EmptyPage, Page
 from django.db.models import QuerySet
 from django.http import (
-    FileResponse,
     Http404,
     HttpRequest,
     HttpResponse,
@@ -15,11 +13,9 @@ from django.http import (
     StreamingHttpResponse,
 )
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
-from django.views import static
 
 from catalog import arxiv_ids
 from catalog.counts import (
@@ -30,8 +26,6 @@ from catalog.counts import (
 )
 from catalog.exports import FORMATS, export_response
 from catalog.filters import LIST_PARAMETERS, PERIOD_DAYS, TRENDING_WINDOWS, PaperFilter
-from catalog.http import safe_methods
-from catalog.limits import limit_pages, limit_searches
 from catalog.models import Category, CodeLink, Paper, Tag
 from catalog.pages import cached_page
 from catalog.pagination import CatalogPaginator
@@ -45,9 +39,8 @@ from catalog.selectors import (
     summaries_by_language,
     with_list_related,
 )
-
-# How long browsers may keep the favicon and uploaded media.
-SITE_FILE_MAX_AGE = 24 * 3600
+from core.http import safe_methods
+from core.limits import limit_pages, limit_searches
 
 
 def paginate(
@@ -317,41 +310,3 @@ def render_paper(request: HttpRequest, paper: Paper) -> HttpResponse:
         ),
     }
     return render(request, "catalog/paper_detail.html", ctx)
-
-
-@safe_methods
-def robots_txt(request: HttpRequest) -> HttpResponse:
-    context = {"sitemap_url": request.build_absolute_uri(reverse("sitemap"))}
-    return render(request, "robots.txt", context, content_type="text/plain; charset=utf-8")
-
-
-@safe_methods
-def favicon(request: HttpRequest) -> FileResponse:
-    # Browsers and feed readers ask for /favicon.ico whatever the page links.
-    icon = open(finders.find("favicon.ico"), "rb")  # noqa: SIM115 - FileResponse closes it
-    response = FileResponse(icon, content_type="image/x-icon")
-    response["Cache-Control"] = f"public, max-age={SITE_FILE_MAX_AGE}"
-    return response
-
-
-@safe_methods
-def media_file(request: HttpRequest, path: str) -> HttpResponse:
-    """An uploaded file under MEDIA_ROOT (preview images), when no proxy or
-    bucket serves them. Files are never rewritten in place, so they may be cached."""
-    try:
-        response = static.serve(request, path, document_root=settings.MEDIA_ROOT)
-    except OSError as err:
-        # A name no file can have (too long, say) is simply not there.
-        raise Http404("No such file.") from err
-    response["Cache-Control"] = f"public, max-age={SITE_FILE_MAX_AGE}"
-    # Uploads are shown as images, never run as pages of this site.
-    response["Content-Security-Policy"] = "default-src 'none'; img-src 'self'; sandbox"
-    return response
-
-
-def too_many_requests(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    """The answer to a client over one of its limits (django-ratelimit's and allauth's)."""
-    response = render(request, "429.html", status=429)
-    # Limits count per minute; by then the client's window has passed.
-    response["Retry-After"] = "60"
-    return response

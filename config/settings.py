@@ -7,6 +7,8 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from config.schedule import BEAT_SCHEDULE
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -38,13 +40,16 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "csp",
     "django_ratelimit",
+    "core",
     "catalog",
-    "enrichment",
     "ingest",
+    "enrichment",
+    "discovery",
     "allauth",
     "allauth.account",
     "allauth.socialaccount",
     "accounts",
+    "curation",
     # The API (api/) and ninja's own static files for its docs page.
     "ninja",
     "api",
@@ -54,7 +59,7 @@ MIDDLEWARE = [
     "config.logging.RequestIdMiddleware",
     # Before the host check and the HTTPS redirect: a load balancer's plain-HTTP
     # probe is answered whatever the host or scheme.
-    "catalog.middleware.HealthCheckMiddleware",
+    "core.middleware.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Under /api/: JSON for every error, whoever raised it, and CORS for anonymous reads.
     "api.middleware.ApiMiddleware",
@@ -73,7 +78,7 @@ MIDDLEWARE = [
     "accounts.middleware.PrivatePagesMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "catalog.middleware.RejectNullBytesMiddleware",
+    "core.middleware.RejectNullBytesMiddleware",
     "django_ratelimit.middleware.RatelimitMiddleware",
 ]
 
@@ -252,14 +257,14 @@ SERVER_EMAIL = DEFAULT_FROM_EMAIL
 # How many reverse proxies stand in front of the site, each appending the
 # address it saw to X-Forwarded-For (1 for the nginx of docker-compose.yml).
 # Every per-address limit reads the client's address through
-# catalog.http.client_ip, which believes that many entries and no more.
+# core.http.client_ip, which believes that many entries and no more.
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 ALLAUTH_TRUSTED_PROXY_COUNT = TRUSTED_PROXY_COUNT
-RATELIMIT_IP_META_KEY = "catalog.http.client_ip"
-# Per-address limits on anonymous readers (catalog/limits.py), counted in the
+RATELIMIT_IP_META_KEY = "core.http.client_ip"
+# Per-address limits on anonymous readers (core/limits.py), counted in the
 # default cache; an empty value lifts one. Logged-in readers are not limited.
 RATELIMIT_ENABLE = env.bool("RATELIMIT_ENABLE", default=True)
-RATELIMIT_VIEW = "catalog.views.too_many_requests"
+RATELIMIT_VIEW = "core.views.too_many_requests"
 # The cache fails open (config/redis_cache.py): with Redis down nothing is limited.
 RATELIMIT_FAIL_OPEN = True
 PAGE_RATE_LIMIT = env("PAGE_RATE_LIMIT", default="300/m")
@@ -435,7 +440,7 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=not REDIS_URL)
 CELERY_TASK_EAGER_PROPAGATES = True
 # Without a broker, work started from a page runs in a thread beside the request
-# (see catalog/background.py) rather than holding the page until it is done.
+# (see core/background.py) rather than holding the page until it is done.
 EAGER_TASKS_IN_THREADS = env.bool("EAGER_TASKS_IN_THREADS", default=True)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -454,6 +459,7 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
 CELERY_TASK_ROUTES = {
     "ingest.tasks.*": {"queue": "ingest"},
     "enrichment.tasks.*": {"queue": "enrichment"},
+    "discovery.tasks.*": {"queue": "enrichment"},
     # The nightly recommendations are heavy reading, not mail: they must not
     # hold up digests.
     "accounts.tasks.refresh_recommendations": {"queue": "enrichment"},
@@ -462,6 +468,7 @@ CELERY_TASK_ROUTES = {
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 # django-celery-beat's scheduler, leaving a heartbeat for the health check.
 CELERY_BEAT_SCHEDULER = "config.beat:HeartbeatScheduler"
+CELERY_BEAT_SCHEDULE = BEAT_SCHEDULE
 BEAT_HEARTBEAT_FILE = env.path(
     "BEAT_HEARTBEAT_FILE", default=Path(tempfile.gettempdir()) / "papershelf-beat-heartbeat"
 )

@@ -4,7 +4,7 @@ from django.urls import include, path
 
 from accounts.views import set_language
 from catalog import sitemaps
-from catalog.views import favicon, media_file, robots_txt
+from core.views import favicon, media_file, robots_txt
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -19,10 +19,11 @@ urlpatterns = [
     path("opensearch.xml", sitemaps.opensearch, name="opensearch"),
     path("accounts/", include("allauth.urls")),
     path("", include("accounts.urls")),
+    path("", include("curation.urls")),
     path("", include("catalog.urls")),
 ]
 if settings.SERVE_MEDIA:
     urlpatterns.append(path(f"{settings.MEDIA_URL.strip('/')}/<path:path>", media_file))
 
 # allauth answers its own rate limits (sign-up, password reset) with this too.
-handler429 = "catalog.views.too_many_requests"
+handler429 = "core.views.too_many_requests"

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from catalog.models import Summary
-from catalog.pacing import TurnNotTaken, spacing_of, turn
+from core.pacing import TurnNotTaken, spacing_of, turn
 from enrichment.base import Enrichment, EnrichmentFailed, EnrichmentUnavailable
 from enrichment.prompt import PROMPT_VERSION, build_messages
 from enrichment.validation import InvalidAnswer, parse_answer

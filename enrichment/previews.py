@@ -23,7 +23,7 @@ from PIL import Image
 from catalog.arxiv_ids import pdf_url
 from catalog.cache import bump_catalog_version
 from catalog.models import Paper, PaperImage
-from catalog.pacing import TurnNotTaken, arxiv_turn
+from core.pacing import TurnNotTaken, arxiv_turn
 
 logger = logging.getLogger(__name__)
 

@@ -5,9 +5,9 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.db import transaction
 
-from catalog import background
 from catalog.models import Paper
-from enrichment.tasks import paper_neighbours, render_paper_previews, summarize_paper
+from core import background
+from enrichment.tasks import render_paper_previews, summarize_paper
 
 
 def queue_summaries(
@@ -42,11 +42,3 @@ def queue_enrichment(paper_ids: Iterable[int]) -> None:
                 render_paper_previews.delay(paper_id)
 
     transaction.on_commit(send, robust=True)
-
-
-def queue_neighbours(paper_ids: Iterable[int]) -> None:
-    """Vectors and similar papers for papers ingest or a curator has just stored:
-    one task for the batch, after the commit, so they show within a minute."""
-    ids = list(paper_ids)
-    if ids:
-        background.send(paper_neighbours, ids)

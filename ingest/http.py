@@ -1,6 +1,6 @@
 """Requests to arXiv as every reader makes them: paced, bounded in time, retried.
 
-All readers share one arXiv turn (catalog.pacing), so however many workers
+All readers share one arXiv turn (core.pacing), so however many workers
 run, arXiv sees one connection at a time with ARXIV_DELAY_SECONDS between
 requests. A failure that retrying may cure (a timeout, a dropped connection,
 HTTP 429 or 5xx, a page cut off) is retried with growing waits, honouring
@@ -19,7 +19,7 @@ from typing import TypeVar
 import requests
 from django.conf import settings
 
-from catalog.pacing import TurnNotTaken, arxiv_turn
+from core.pacing import TurnNotTaken, arxiv_turn
 from ingest.records import SourceUnreadable
 
 logger = logging.getLogger(__name__)

@@ -21,8 +21,8 @@ from django.db import connection, connections, transaction
 from django.utils import timezone
 
 from catalog.models import Author, Category, CodeLink, Paper, PaperAuthor, PaperTag, Tag
-from catalog.progress import Progress
 from catalog.signals import papers_stored
+from core.progress import Progress
 from ingest.models import InboxEntry, IngestRun
 from ingest.records import ArxivRecord, Entry, RecordFilter, Skipped, SourceUnreadable
 from ingest.tagging import apply_tag_rules

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pylatexenc.latex2text import LatexNodes2Text
 
 from catalog import arxiv_ids
-from catalog.code_links import CODE_HOSTS, find_code_links
 from catalog.models import CodeLink
+from ingest.code_links import CODE_HOSTS, find_code_links
 
 _latex = LatexNodes2Text()
 

@@ -18,7 +18,7 @@ from django.db.models import Case, Q, Value, When
 from django.utils import timezone
 
 from catalog.models import Paper
-from catalog.progress import Progress
+from core.progress import Progress
 from ingest import announcements, arxiv_api, oai, records, snapshot
 from ingest import listing as listing_feeds
 from ingest.http import ArxivHttp

@@ -5,7 +5,7 @@ import logging
 from celery import shared_task
 from django.utils import timezone
 
-from catalog import background
+from core import background
 from ingest import links, runs, tagging
 from ingest.models import IngestSource, LinkRequest
 

@@ -1,14 +1,13 @@
 import functools
-import importlib
 
 import factory
 from allauth.account.models import EmailAddress
-from django.apps import apps as django_apps
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import Group
 
 from accounts.models import SavedPaper, Subscription
+from curation.roles import CURATORS, sync_curators_group
 
 PASSWORD = "correct horse battery staple"
 
@@ -51,14 +50,10 @@ class SavedPaperFactory(factory.django.DjangoModelFactory):
 
 
 def curators_group() -> Group:
-    """The group a data migration creates, made again if a flush (after a
-    transactional test) emptied the database."""
-    group = Group.objects.filter(name="Curators").first()
-    if group is None:
-        migration = importlib.import_module("accounts.migrations.0005_curators_group")
-        migration.create_curators(django_apps, None)
-        group = Group.objects.get(name="Curators")
-    return group
+    """The group migrate sets up, made again if a flush (after a transactional
+    test) emptied the database."""
+    group = Group.objects.filter(name=CURATORS).first()
+    return group if group is not None else sync_curators_group()
 
 
 class CuratorFactory(UserFactory):

@@ -7,7 +7,18 @@ from pathlib import Path
 import grimp
 
 PROJECT = Path(__file__).resolve().parent.parent
-PACKAGES = ("config", "api", "accounts", "ingest", "enrichment", "catalog", "tools")
+PACKAGES = (
+    "config",
+    "api",
+    "curation",
+    "accounts",
+    "tools",
+    "ingest",
+    "enrichment",
+    "discovery",
+    "catalog",
+    "core",
+)
 
 
 def test_apps_import_only_the_layers_below_them():

@@ -9,7 +9,7 @@ import psycopg
 import pytest
 from django.db import connection
 
-from catalog.pacing import lock_key
+from core.pacing import lock_key
 from ingest.arxiv_api import read_query
 from ingest.http import ArxivHttp, parse_retry_after
 from ingest.records import ArxivRecord, Skipped, SourceUnreadable

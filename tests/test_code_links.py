@@ -1,7 +1,7 @@
 import pytest
 
 from bench.code_links import load, score
-from catalog.code_links import FoundLink, extract_code_urls, find_code_links
+from ingest.code_links import FoundLink, extract_code_urls, find_code_links
 
 
 @pytest.mark.parametrize(

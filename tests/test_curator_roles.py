@@ -38,9 +38,9 @@ CURATOR_PERMISSIONS = {
     "ingest.change_inboxentry",
     "ingest.view_linkrequest",
     "ingest.add_linkrequest",
-    "accounts.view_suggestedpaper",
-    "accounts.change_suggestedpaper",
-    "accounts.view_suggestion",
+    "curation.view_suggestedpaper",
+    "curation.change_suggestedpaper",
+    "curation.view_suggestion",
 }
 
 
@@ -62,7 +62,7 @@ def test_the_curators_group_holds_exactly_what_curation_needs():
         "/admin/ingest/linkrequest/add/",
         "/admin/ingest/linkrequest/",
         "/admin/ingest/inboxentry/",
-        "/admin/accounts/suggestedpaper/",
+        "/admin/curation/suggestedpaper/",
         "/admin/ingest/ingestsource/add/",
         "/admin/ingest/tagrule/add/",
         "/admin/ingest/ingestrun/",

@@ -12,12 +12,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from accounts import recommendations, selectors, services
-from accounts.models import DismissedPaper, Profile, Recommendation, RecommendationSent
+from accounts import selectors, services
+from accounts.models import Profile, RecommendationSent
 from catalog.models import Paper, SimilarPaper
 from catalog.signals import papers_stored
-from enrichment import neighbours, vectors
-from enrichment.models import PaperVector
+from discovery import for_you, neighbours, vectors
+from discovery.models import DismissedPaper, PaperVector, Recommendation
 from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
 from tests.factories import PaperFactory, TagFactory
 from tests.fake_embeddings_server import fake_embeddings_server
@@ -297,7 +297,7 @@ def test_for_you_ranks_papers_like_the_saved_ones_and_says_why(client):
     build()
     saved = papers["proteins"][0]
     user = reader_of(papers, saved=[saved])
-    run = recommendations.refresh_all()
+    run = services.refresh_recommendations()
     assert run.readers == 1
     client.force_login(user)
     response = client.get("/feed/for-you/")
@@ -321,7 +321,7 @@ def test_for_you_follows_tags_and_keeps_to_the_period(client):
     build()
     tag = papers["galaxies"][0].tags.get()
     user = reader_of(papers, follows=[tag])
-    recommendations.refresh_all()
+    services.refresh_recommendations()
     client.force_login(user)
     listed = list(client.get("/feed/for-you/").context["page"].object_list)
     assert {p.pk for p in listed[:4]} == {p.pk for p in papers["galaxies"]}
@@ -336,7 +336,7 @@ def test_for_you_page_queries(client, django_assert_num_queries):
     papers = topic_papers()
     build()
     user = reader_of(papers, saved=[papers["compilers"][0]])
-    recommendations.refresh_all()
+    services.refresh_recommendations()
     client.force_login(user)
     client.get("/feed/for-you/")
     # session, user, profile, the papers with their count, tags, filter
@@ -370,12 +370,12 @@ def test_readers_ranked_together_get_the_lists_they_get_alone(monkeypatch):
             for user in readers
         }
 
-    recommendations.refresh_all()
+    services.refresh_recommendations()
     together = lists()
     # One reader at a time, and the window's papers a few at a time.
-    monkeypatch.setattr(recommendations, "READERS_AT_ONCE", 1)
-    monkeypatch.setattr(recommendations, "BLOCK_FLOATS", 10)
-    recommendations.refresh_all()
+    monkeypatch.setattr(for_you, "READERS_AT_ONCE", 1)
+    monkeypatch.setattr(for_you, "BLOCK_FLOATS", 10)
+    services.refresh_recommendations()
     assert lists() == together
     assert all(together.values())
     saved_or_dismissed = {papers["galaxies"][0].pk, papers["galaxies"][1].pk}
@@ -388,8 +388,8 @@ def test_every_saved_paper_is_left_out_not_only_the_seeds(monkeypatch):
     papers = topic_papers()
     build()
     user = reader_of(papers, saved=papers["proteins"][:3])
-    monkeypatch.setattr(recommendations, "SEEDS", 1)
-    recommendations.refresh_all()
+    monkeypatch.setattr(for_you, "SEEDS", 1)
+    services.refresh_recommendations()
     recommended = set(Recommendation.objects.filter(user=user).values_list("paper_id", flat=True))
     assert recommended
     assert not recommended & {paper.pk for paper in papers["proteins"][:3]}
@@ -402,7 +402,7 @@ def test_not_interested_hides_the_paper_and_pushes_similar_ones_down(client):
     user = reader_of(
         papers, saved=[papers["proteins"][0]], follows=[papers["galaxies"][0].tags.get()]
     )
-    recommendations.refresh_all()
+    services.refresh_recommendations()
     client.force_login(user)
     dismissed = papers["proteins"][1]
     like_it = papers["proteins"][2]
@@ -414,7 +414,7 @@ def test_not_interested_hides_the_paper_and_pushes_similar_ones_down(client):
     listed = list(client.get("/feed/for-you/").context["page"].object_list)
     assert dismissed not in listed
     # The nightly run remembers it.
-    recommendations.refresh_all()
+    services.refresh_recommendations()
     assert not Recommendation.objects.filter(user=user, paper=dismissed).exists()
     assert Recommendation.objects.get(user=user, paper=like_it).score < before
     # Only by POST, only a visible paper.
@@ -450,7 +450,7 @@ def test_digests_recommend_at_most_five_and_never_the_same_paper_twice():
     Profile.objects.filter(user=user).update(
         last_digest_at=timezone.now() - datetime.timedelta(days=2)
     )
-    recommendations.refresh_all()
+    services.refresh_recommendations()
     services.send_due_digests()
     [message] = mail.outbox
     first = set(RecommendationSent.objects.filter(user=user).values_list("paper_id", flat=True))

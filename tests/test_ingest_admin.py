@@ -8,9 +8,9 @@ from django.urls import reverse
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 from django_celery_beat.schedulers import DatabaseScheduler
 
-from catalog import background
 from catalog.models import Paper
 from config.celery import app as celery_app
+from core import background
 from ingest.models import IngestRun, IngestSource, OaiHarvest, TagRule
 from tests.arxiv_server import Fault, fake_arxiv_fixture  # noqa: F401
 from tests.factories import PaperFactory, TagFactory

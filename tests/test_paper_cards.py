@@ -14,7 +14,8 @@ from django.utils import timezone
 from django.utils.html import escape
 
 from accounts import toggles
-from accounts.models import Profile, Recommendation
+from accounts.models import Profile
+from discovery.models import Recommendation
 from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
 from tests.catalog_cache import redis_cache_fixture  # noqa: F401
 from tests.factories import CodeLinkFactory, PaperFactory, TagFactory

@@ -3,8 +3,8 @@
 import io
 import logging
 
-from catalog import progress
-from catalog.progress import Progress
+from core import progress
+from core.progress import Progress
 
 
 class Terminal(io.StringIO):

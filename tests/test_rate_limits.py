@@ -5,7 +5,7 @@ import pytest
 from django.core.cache import cache
 from django.test import Client, RequestFactory
 
-from catalog.http import client_ip
+from core.http import client_ip
 from tests.accounts_factories import UserFactory
 from tests.factories import PaperFactory, TagFactory
 

@@ -6,8 +6,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from accounts.models import SuggestedPaper, Suggestion
 from catalog.models import CurationEvent, Paper
+from curation.models import SuggestedPaper, Suggestion
 from ingest import links
 from tests.accounts_factories import CuratorFactory, UserFactory
 from tests.arxiv_server import Fault, entry_id, fake_arxiv_fixture  # noqa: F401
@@ -16,7 +16,7 @@ from tests.factories import PaperFactory, TagFactory
 
 pytestmark = pytest.mark.django_db
 
-SUGGESTIONS = "/admin/accounts/suggestedpaper/"
+SUGGESTIONS = "/admin/curation/suggestedpaper/"
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ from django.test import Client
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
-from accounts.models import SuggestedPaper
 from catalog import pagination, trending
 from catalog.models import Paper, ReaderSignal
+from curation.models import SuggestedPaper
 from tests.accounts_factories import CuratorFactory, UserFactory
 from tests.arxiv_server import entry_id, fake_arxiv_fixture  # noqa: F401
 from tests.catalog_cache import redis_cache_fixture  # noqa: F401
@@ -105,7 +105,7 @@ def test_a_paper_added_from_suggestions_gets_a_signal_from_each_reader(
 
     with django_capture_on_commit_callbacks(execute=True):
         curator.post(
-            "/admin/accounts/suggestedpaper/",
+            "/admin/curation/suggestedpaper/",
             {"action": "approve", "_selected_action": [SuggestedPaper.objects.get().pk]},
         )
 
@@ -192,7 +192,7 @@ def test_the_refresh_drops_scores_whose_signals_aged_out(readers):
 def test_the_refresh_runs_every_five_minutes_on_the_beat():
     task = PeriodicTask.objects.get(task="catalog.tasks.refresh_trending")
 
-    assert (task.interval.every, task.interval.period, task.enabled) == (5, "minutes", True)
+    assert (task.schedule.run_every, task.enabled) == (datetime.timedelta(minutes=5), True)
 
 
 @pytest.fixture

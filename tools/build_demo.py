@@ -25,7 +25,7 @@ from pathlib import Path
 import django
 
 from catalog import arxiv_ids
-from catalog.code_links import extract_code_urls
+from ingest.code_links import extract_code_urls
 
 OUTPUT = Path(__file__).resolve().parent.parent / "catalog" / "demo" / "papers.json"
 

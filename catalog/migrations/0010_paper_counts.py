@@ -123,22 +123,6 @@ def drop_triggers(apps, schema_editor):
         schema_editor.execute("DROP TRIGGER catalog_paper_visibility_counts")
 
 
-FOLD_TASK = "catalog.tasks.fold_paper_counts"
-
-
-def schedule_fold(apps, schema_editor):
-    IntervalSchedule = apps.get_model("django_celery_beat", "IntervalSchedule")
-    PeriodicTask = apps.get_model("django_celery_beat", "PeriodicTask")
-    every, _ = IntervalSchedule.objects.get_or_create(every=15, period="minutes")
-    PeriodicTask.objects.update_or_create(
-        name="Fold tag and category counts", defaults={"task": FOLD_TASK, "interval": every}
-    )
-
-
-def unschedule_fold(apps, schema_editor):
-    apps.get_model("django_celery_beat", "PeriodicTask").objects.filter(task=FOLD_TASK).delete()
-
-
 class Migration(migrations.Migration):
     dependencies = [
         ("catalog", "0009_category_code_pattern"),
@@ -189,5 +173,4 @@ class Migration(migrations.Migration):
             ],
         ),
         migrations.RunPython(create_triggers, drop_triggers),
-        migrations.RunPython(schedule_fold, unschedule_fold),
     ]

@@ -5,19 +5,6 @@ import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
 
-TASK = "catalog.tasks.refresh_trending"
-
-
-def schedule_refresh(apps, schema_editor):
-    IntervalSchedule = apps.get_model("django_celery_beat", "IntervalSchedule")
-    PeriodicTask = apps.get_model("django_celery_beat", "PeriodicTask")
-    # Trending scores lag reader signals by at most five minutes.
-    every_five_minutes, _ = IntervalSchedule.objects.get_or_create(every=5, period="minutes")
-    PeriodicTask.objects.update_or_create(
-        name="Refresh trending scores", defaults={"task": TASK, "interval": every_five_minutes}
-    )
-
-
 TRENDING_COLUMNS = ("trending_24h", "trending_7d", "trending_30d")
 
 
@@ -37,10 +24,6 @@ def create_trending_indexes(apps, schema_editor):
 def drop_trending_indexes(apps, schema_editor):
     for column in TRENDING_COLUMNS:
         schema_editor.execute(f"DROP INDEX IF EXISTS paper_listed_{column}")
-
-
-def unschedule_refresh(apps, schema_editor):
-    apps.get_model("django_celery_beat", "PeriodicTask").objects.filter(task=TASK).delete()
 
 
 class Migration(migrations.Migration):
@@ -126,5 +109,4 @@ class Migration(migrations.Migration):
             ),
         ),
         migrations.RunPython(create_trending_indexes, drop_trending_indexes),
-        migrations.RunPython(schedule_refresh, unschedule_refresh),
     ]

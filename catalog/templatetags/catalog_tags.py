@@ -8,10 +8,10 @@ from django.utils import translation
 from django.utils.safestring import SafeString, mark_safe
 
 from catalog import cards, filters
-from catalog.fragments import Fragments, digest
 from catalog.latex import latex_to_html, latex_to_text
 from catalog.rendering import render_markdown
 from catalog.trending import WINDOWS
+from core.fragments import Fragments, digest
 
 register = template.Library()
 
@@ -118,7 +118,7 @@ class SharedNode(template.Node):
 def shared(parser: template.base.Parser, token: template.base.Token) -> SharedNode:
     """{% shared "name" key %}...{% endshared %}: what the block renders, kept by
     each process for every key (and language) like the paper cards; the key
-    must stand for everything the block shows (catalog.fragments.digest)."""
+    must stand for everything the block shows (core.fragments.digest)."""
     try:
         _, name, key = token.split_contents()
     except ValueError as err:

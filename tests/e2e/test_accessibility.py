@@ -11,9 +11,10 @@ from django.core.files.base import ContentFile
 from django.test import Client
 from django.utils import timezone
 
-from accounts.models import Profile, Recommendation
+from accounts.models import Profile
 from catalog import trending
 from catalog.models import PaperImage, ReaderSignal, SimilarPaper, Summary
+from discovery.models import Recommendation
 from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
 from tests.e2e.conftest import WATCH_POLICY_VIOLATIONS, png, policy_violations
 from tests.factories import (

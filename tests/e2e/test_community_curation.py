@@ -81,7 +81,7 @@ def test_a_curator_adds_approves_and_publishes_and_anonymous_readers_see_it_at_o
     assert policy_violations(page) == []
 
     # It approves the reader's suggestion.
-    page.goto("/admin/accounts/suggestedpaper/")
+    page.goto("/admin/curation/suggestedpaper/")
     page.locator("tr", has_text=entry_id(suggested)).locator("input.action-select").check()
     page.select_option("select[name=action]", "approve")
     page.get_by_role("button", name="Go").click()

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from catalog.management.arguments import paper_from_argument
 from catalog.models import PaperImage
-from catalog.progress import each_with_progress
+from core.progress import each_with_progress
 from enrichment.previews import (
     PreviewDownloadError,
     PreviewUnavailable,

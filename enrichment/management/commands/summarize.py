@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from catalog.management.arguments import paper_from_argument
 from catalog.models import Tag
-from catalog.progress import each_with_progress
+from core.progress import each_with_progress
 from enrichment.backends import get_backend
 from enrichment.base import EnrichmentUnavailable
 from enrichment.selectors import papers_missing_summaries

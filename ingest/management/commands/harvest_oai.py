@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from catalog.progress import Progress
+from core.progress import Progress
 from ingest.management.arguments import iso_date
 from ingest.runs import harvest_oai
 

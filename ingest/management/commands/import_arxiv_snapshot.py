@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from catalog.progress import Progress
+from core.progress import Progress
 from ingest.management.arguments import iso_date
 from ingest.pipeline import WORKERS
 from ingest.records import RecordFilter

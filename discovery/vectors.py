@@ -26,9 +26,9 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from catalog.models import Paper
-from catalog.pacing import TurnNotTaken, spacing_of, turn
-from catalog.progress import Progress
-from enrichment.models import PaperVector
+from core.pacing import TurnNotTaken, spacing_of, turn
+from core.progress import Progress
+from discovery.models import PaperVector
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,9 @@
 """For you: recent papers ranked for each reader by their likeness to what the
 reader saved and to the tags they follow, computed nightly in a worker.
 
+What a reader saved and follows is the accounts app's to know: it hands
+each reader's Interests in (accounts.services.refresh_recommendations).
+
 A candidate's score is the larger of its best cosine to a saved paper and its
 best tag score (its cosine to the followed tag's centroid, plus TAG_BONUS when
 it carries the tag); what gave that score is the explanation shown. Likeness
@@ -9,23 +12,23 @@ period filter of the tab finds papers.
 """
 
 import datetime
+import itertools
 import logging
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Q
 from django.utils import timezone
 
-from accounts.models import DismissedPaper, Profile, Recommendation, SavedPaper, Subscription
 from catalog.models import Paper, PaperTag
-from catalog.progress import Progress
-from enrichment import vectors
-from enrichment.models import PaperVector
+from core.progress import Progress
+from discovery import vectors
+from discovery.models import DismissedPaper, PaperVector, Recommendation
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +97,15 @@ def load_window(*, now: datetime.datetime, key: str) -> Window:
         tags={tag: np.sort(np.asarray(found)) for tag, found in by_tag.items()},
         position=position,
     )
+
+
+@dataclass(frozen=True)
+class Interests:
+    """What one reader's list is ranked from, as the accounts app knows it."""
+
+    user_id: int
+    saved_ids: list[int]  # newest first
+    tag_ids: list[int]
 
 
 @dataclass
@@ -232,52 +244,31 @@ def _top(score: np.ndarray, mask: np.ndarray, length: int) -> list[int]:
     return positions.tolist()
 
 
-def readers():
-    """Readers with something to go on: a saved paper or a followed tag."""
-    User = get_user_model()
-    return (
-        User.objects.filter(is_active=True)
-        .filter(
-            Exists(SavedPaper.objects.filter(user=OuterRef("pk")))
-            | Exists(Subscription.objects.filter(user=OuterRef("pk"), tag__isnull=False))
-        )
-        .order_by("pk")
-    )
-
-
-def seeds_of(*, user_id: int, key: str) -> Seeds:
-    saved_ids = list(
-        SavedPaper.objects.filter(user_id=user_id)
-        .order_by("-created_at", "-id")
-        .values_list("paper_id", flat=True)
-    )
+def seeds_of(*, interests: Interests, key: str) -> Seeds:
     dismissed_ids = list(
-        DismissedPaper.objects.filter(user_id=user_id)
+        DismissedPaper.objects.filter(user_id=interests.user_id)
         .order_by("-created_at", "-id")
         .values_list("paper_id", flat=True)
     )
-    saved = vectors.vectors_of(paper_ids=saved_ids[:SEEDS], key=key)
+    saved = vectors.vectors_of(paper_ids=interests.saved_ids[:SEEDS], key=key)
     dismissed = vectors.vectors_of(paper_ids=dismissed_ids[:DISMISSED_SEEDS], key=key)
     return Seeds(
-        excluded_ids={*saved_ids, *dismissed_ids},
+        excluded_ids={*interests.saved_ids, *dismissed_ids},
         saved_ids=saved[0],
         saved=saved[1],
         dismissed_ids=dismissed[0],
         dismissed=dismissed[1],
-        tag_ids=list(
-            Subscription.objects.filter(user_id=user_id, tag__isnull=False).values_list(
-                "tag_id", flat=True
-            )
-        ),
+        tag_ids=list(interests.tag_ids),
     )
 
 
 def refresh_readers(
-    *, user_ids: list[int], window: Window, key: str, now: datetime.datetime
+    *, readers: list[Interests], window: Window, key: str, now: datetime.datetime
 ) -> int:
     """Replace these readers' recommendations; how many were stored."""
+    user_ids = [reader.user_id for reader in readers]
     ranked = rank_for_readers(
-        window=window, readers=[seeds_of(user_id=pk, key=key) for pk in user_ids], now=now
+        window=window, readers=[seeds_of(interests=each, key=key) for each in readers], now=now
     )
     rows = [
         Recommendation(
@@ -294,7 +285,6 @@ def refresh_readers(
     with transaction.atomic():
         Recommendation.objects.filter(user_id__in=user_ids).delete()
         Recommendation.objects.bulk_create(rows, batch_size=1000)
-        Profile.objects.filter(user_id__in=user_ids).update(recommended_at=now)
     return len(rows)
 
 
@@ -305,39 +295,31 @@ class RecommendationRun:
     seconds: float = 0.0
 
 
-def refresh_all(
-    *, now: datetime.datetime | None = None, user_ids: list[int] | None = None, show_progress=False
+def refresh(
+    *,
+    readers: Iterable[Interests],
+    total: int,
+    now: datetime.datetime | None = None,
+    show_progress: bool = False,
 ) -> RecommendationRun:
-    """Every reader's recommendations (or these readers'), from one load of the recent vectors."""
+    """These readers' recommendations (total of them, for the progress bar),
+    from one load of the recent vectors; nothing changes before the first
+    `build_vectors`."""
     now = now or timezone.now()
     started = timezone.now()
     run = RecommendationRun()
     try:
         key = vectors.current_key()
     except vectors.NotFitted:
-        # Nothing is embedded yet: the lists stay as they are until build_vectors.
         logger.warning("No vectors yet: recommendations wait for `build_vectors`")
-        key = None
-    if key is not None:
-        chosen = readers() if user_ids is None else readers().filter(pk__in=user_ids)
-        window = load_window(now=now, key=key)
-        # Readers whose seeds vanished keep no stale list.
-        if user_ids is None:
-            Recommendation.objects.exclude(user__in=chosen.values("pk")).delete()
-        reader_ids = list(chosen.values_list("pk", flat=True))
-        total = len(reader_ids)
-        with Progress("readers", total=total, unit="readers", enabled=show_progress) as bar:
-            for start in range(0, len(reader_ids), READERS_AT_ONCE):
-                batch = reader_ids[start : start + READERS_AT_ONCE]
-                run.rows += refresh_readers(user_ids=batch, window=window, key=key, now=now)
-                run.readers += len(batch)
-                bar.advance(len(batch))
-    if user_ids is not None:
-        # Asked for on a first visit: a reader with nothing to go on yet is
-        # done too, and gets a list from the nightly run once they have.
-        Profile.objects.filter(user_id__in=user_ids, recommended_at__isnull=True).update(
-            recommended_at=now
-        )
+        return run
+    window = load_window(now=now, key=key)
+    with Progress("readers", total=total, unit="readers", enabled=show_progress) as bar:
+        remaining = iter(readers)
+        while batch := list(itertools.islice(remaining, READERS_AT_ONCE)):
+            run.rows += refresh_readers(readers=batch, window=window, key=key, now=now)
+            run.readers += len(batch)
+            bar.advance(len(batch))
     run.seconds = (timezone.now() - started).total_seconds()
     return run
 

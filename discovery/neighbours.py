@@ -23,9 +23,9 @@ from django.utils import timezone
 
 from catalog.cache import bump_catalog_version
 from catalog.models import Paper, PaperTag, SimilarPaper
-from catalog.progress import Progress
-from enrichment import vectors
-from enrichment.models import PaperVector
+from core.progress import Progress
+from discovery import vectors
+from discovery.models import PaperVector
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from enrichment import neighbours, vectors
+from discovery import neighbours, vectors
 
 
 class Command(BaseCommand):

@@ -7,9 +7,9 @@ from django.db import transaction
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 
-from accounts.models import SuggestedPaper, Suggestion
 from catalog import curation, trending
 from catalog.models import CurationEvent, Paper, ReaderSignal, Tag
+from curation.models import SuggestedPaper, Suggestion
 from ingest import links, tasks
 from ingest.models import LinkRequest
 

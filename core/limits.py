@@ -1,7 +1,7 @@
 """Per-address limits on what anonymous clients may ask for (django-ratelimit).
 
-Counted in the default cache by the client's address (catalog.http.client_ip); over
-its limit a client gets 429 (catalog.views.too_many_requests) until its
+Counted in the default cache by the client's address (core.http.client_ip); over
+its limit a client gets 429 (core.views.too_many_requests) until its
 window passes. Logged-in readers are not limited on pages: each is one person,
 and the pages they get are their own. Feeds are the same for everyone and
 fetched by feed readers, which never log in: every client is limited there.
