@@ -29,6 +29,13 @@ BEAT_SCHEDULE = {
         "task": "ingest.tasks.check_announcements",
         "schedule": TzAwareCrontab(minute="*/5", hour="0-3", day_of_week="1-5", tz=NEW_YORK),
     },
+    # A run whose worker died is marked interrupted within minutes, and its
+    # source ingests again on its next turn. Not queued again behind itself.
+    "Mark ingest runs whose worker died as interrupted": {
+        "task": "ingest.tasks.interrupt_stale_runs",
+        "schedule": timedelta(minutes=1),
+        "options": {"expire_seconds": 50},
+    },
     # Trending scores lag reader signals by at most five minutes.
     "Refresh trending scores": {
         "task": "catalog.tasks.refresh_trending",

@@ -344,8 +344,15 @@ LISTING_LATE_MINUTES = env.int("LISTING_LATE_MINUTES", default=300)
 # Announced papers the API does not give yet are asked for again at every
 # check for this long, then reported as given up (the query catches them later).
 LISTING_AWAIT_HOURS = env.float("LISTING_AWAIT_HOURS", default=24)
-# A source's run claim with no progress for this long belongs to a dead worker.
-INGEST_CLAIM_STALE_SECONDS = env.int("INGEST_CLAIM_STALE_SECONDS", default=1800)
+# A running ingest run writes a heartbeat several times within this many
+# seconds (at least every minute); one whose heartbeat is older belongs to a
+# worker that died: it is marked interrupted and its source's claim released,
+# by the next claim of the source or by the sweep beat runs every minute.
+INGEST_RUN_STALE_SECONDS = env.int("INGEST_RUN_STALE_SECONDS", default=180)
+if INGEST_RUN_STALE_SECONDS < 1:
+    raise ImproperlyConfigured(
+        f"INGEST_RUN_STALE_SECONDS is at least 1 second, not {INGEST_RUN_STALE_SECONDS}."
+    )
 
 # Logs (config/logging.py): one line an event on stderr, with its time, level,
 # logger and the request or Celery task it belongs to; LOG_FORMAT=json writes
@@ -457,6 +464,8 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
 # One queue a kind of work, each served by its own workers in production, so a
 # slow model or a long harvest never delays the digests (`make worker` serves all).
 CELERY_TASK_ROUTES = {
+    # The sweep for runs whose worker died must not wait behind long ingest runs.
+    "ingest.tasks.interrupt_stale_runs": {"queue": "celery"},
     "ingest.tasks.*": {"queue": "ingest"},
     "enrichment.tasks.*": {"queue": "enrichment"},
     "discovery.tasks.*": {"queue": "enrichment"},

@@ -1,7 +1,4 @@
-import datetime
-
 from django import forms
-from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
 from django.contrib.admin.views.main import ChangeList
@@ -132,6 +129,7 @@ class IngestRunAdmin(ReadOnlyAdmin):
         "updated",
         "unchanged",
         "skipped",
+        "heartbeat_at",
         "finished_at",
     ]
     list_select_related = ["source"]
@@ -281,9 +279,11 @@ class LinkRequestAdmin(admin.ModelAdmin):
         if not self.has_view_permission(request, link_request):
             raise PermissionDenied
         run = link_request.run
-        running = run.status == IngestRun.Status.RUNNING
-        # A worker or thread that died leaves its request running for ever.
-        stale = timezone.now() - datetime.timedelta(seconds=settings.INGEST_CLAIM_STALE_SECONDS)
+        # A request whose worker died is marked interrupted; one that no worker
+        # has taken up (its task lost) shows as stalled once it waited as long.
+        stalled = run.status == IngestRun.Status.INTERRUPTED or run.seems_stopped(
+            now=timezone.now()
+        )
         context = {
             **self.admin_site.each_context(request),
             "title": f"Papers from arXiv: {link_request}",
@@ -292,8 +292,8 @@ class LinkRequestAdmin(admin.ModelAdmin):
             "original": link_request,
             "link_request": link_request,
             "run": run,
-            "running": running and run.started_at >= stale,
-            "stalled": running and run.started_at < stale,
+            "running": run.status == IngestRun.Status.RUNNING and not stalled,
+            "stalled": stalled,
             "failed": run.status == IngestRun.Status.FAILED,
             "lines": [links.Line.from_json(data) for data in link_request.lines],
             "counts": links.counts(link_request).most_common(),

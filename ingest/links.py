@@ -4,7 +4,8 @@ A request parses the pasted text into lines (catalog.arxiv_ids.parse_pasted),
 asks arXiv for every id first (ingest.arxiv_api.read_ids: a hundred a request,
 paced and retried like every read of arXiv), and only then stores the records,
 all in one transaction, through the pipeline (ingest.pipeline.store_batch: tag
-rules, code links, enrichment, the catalog cache), as an IngestRun of its own.
+rules, code links, enrichment, the catalog cache), as an ingest run of its own
+(ingest.runs.Run).
 So arXiv failing part way stores nothing: the request says so, and its text
 is kept for a retry. Each line then says what became of its paper.
 """
@@ -22,8 +23,9 @@ from catalog import arxiv_ids, curation
 from catalog.models import CurationEvent, Paper, Tag
 from ingest.arxiv_api import IDS_PER_REQUEST, ArxivClient, read_ids
 from ingest.models import IngestRun, LinkRequest
-from ingest.pipeline import finish_run, start_run, store_batch
+from ingest.pipeline import store_batch
 from ingest.records import ArxivRecord, Entry, SourceUnreadable
+from ingest.runs import Run
 from ingest.upsert import Outcome, StoredPaper
 
 logger = logging.getLogger(__name__)
@@ -129,7 +131,8 @@ def request_papers(
     lines = parse_lines(text)
     wanted = [line.arxiv_id for line in lines if line.result == Result.WAITING]
     with transaction.atomic():
-        run = start_run(kind=IngestRun.Kind.LINKS, query=_describe(wanted))
+        # Begun by the worker that takes the request up (ingest.runs.Run.begin).
+        run = IngestRun.objects.create(kind=IngestRun.Kind.LINKS, query=_describe(wanted))
         request = LinkRequest.objects.create(
             run=run,
             text=text,
@@ -150,31 +153,24 @@ def _describe(ids: list[str]) -> str:
 def add_papers(request: LinkRequest, *, client: ArxivClient | None = None) -> LinkRequest:
     """Fetch the request's papers from arXiv, then store them all, and record each
     line's result. A request that has already run is left as it is."""
-    run = request.run
-    if run.status != IngestRun.Status.RUNNING:
+    if request.run.status != IngestRun.Status.RUNNING:
         return request
     lines = [Line.from_json(data) for data in request.lines]
     wanted = [line.arxiv_id for line in lines if line.result == Result.WAITING]
-    try:
-        entries = _fetch(request, wanted, client=client)
-        with transaction.atomic():
-            outcome = _store(request, lines, entries)
-    except SourceUnreadable as err:
-        _not_stored(request, lines, "arXiv could not be read: nothing was stored.")
-        finish_run(run, problems=[f"Stopped: arXiv could not be read: {err}."])
-        link_request_finished.send(sender=LinkRequest, request=request)
-        return request
-    except BaseException as err:
-        _not_stored(request, lines, "Something went wrong: nothing was stored.")
-        finish_run(run, problems=[f"Crashed: {type(err).__name__}: {err}"])
-        raise
-    run.add(outcome.counts)
-    run.save(update_fields=IngestRun.COUNT_FIELDS)
-    problems = []
-    if outcome.skipped:
-        listed = "\n".join(map(str, outcome.skipped))
-        problems.append(f"Skipped {len(outcome.skipped)} unreadable entries:\n{listed}")
-    finish_run(run, problems=problems)
+    with Run.begin(request.run) as run:
+        try:
+            entries = _fetch(request, wanted, client=client)
+            with transaction.atomic():
+                outcome = _store(request, lines, entries)
+        except SourceUnreadable as err:
+            _not_stored(request, lines, "arXiv could not be read: nothing was stored.")
+            run.stop(f"arXiv could not be read: {err}.")
+        except BaseException:
+            # The run closes as crashed.
+            _not_stored(request, lines, "Something went wrong: nothing was stored.")
+            raise
+        else:
+            run.add(outcome)
     link_request_finished.send(sender=LinkRequest, request=request)
     return request
 

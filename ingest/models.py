@@ -1,9 +1,12 @@
+import datetime
 import re
+from dataclasses import dataclass, fields
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 
 from catalog.models import Paper, Tag
@@ -71,8 +74,11 @@ class IngestSource(models.Model):
         related_name="+",
     )
     # A run claims its source so that no other worker runs it at the same
-    # time; the claim is refreshed after every page and taken over once stale.
-    claimed_at = models.DateTimeField("running since", null=True, blank=True, editable=False)
+    # time. The run's heartbeat refreshes claimed_at; a claim whose heartbeat
+    # stopped for INGEST_RUN_STALE_SECONDS is released (ingest.runs).
+    claimed_at = models.DateTimeField(
+        "claim's last heartbeat", null=True, blank=True, editable=False
+    )
     claim_token = models.CharField(max_length=32, blank=True, editable=False)
 
     class Meta:
@@ -95,6 +101,19 @@ class IngestSource(models.Model):
             )
 
 
+@dataclass(frozen=True)
+class RunCounts:
+    """What a run, or one batch of it, read and stored. Entries read past the
+    run's filter, skipped ones included: fetched is created + updated +
+    unchanged + skipped."""
+
+    fetched: int = 0
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+
+
 class IngestRun(models.Model):
     class Kind(models.TextChoices):
         API = "api", "arXiv API query"
@@ -108,10 +127,12 @@ class IngestRun(models.Model):
         SUCCEEDED = "succeeded", "succeeded"
         PARTIAL = "partial", "finished with errors"
         FAILED = "failed", "failed"
+        # Its worker stopped (killed, or its machine went down) before closing it.
+        INTERRUPTED = "interrupted", "interrupted"
 
     # Bulk runs bring up to millions of papers: enriched by command, not a task each.
     BULK_KINDS = (Kind.SNAPSHOT, Kind.OAI)
-    COUNT_FIELDS = ["fetched", "created", "updated", "unchanged", "skipped"]
+    COUNT_FIELDS = [field.name for field in fields(RunCounts)]
 
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.API)
     source = models.ForeignKey(
@@ -121,8 +142,11 @@ class IngestRun(models.Model):
     started_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
-    # Entries read (past the run's filter), skipped ones included: fetched is
-    # created + updated + unchanged + skipped.
+    # Written by a running run at least every minute (ingest.runs.Heartbeat);
+    # a run whose heartbeat stops is marked interrupted. Empty until a worker
+    # begins the run (a link request waiting in the queue).
+    heartbeat_at = models.DateTimeField("last heartbeat", null=True, blank=True)
+    # What RunCounts holds, as the run has counted so far.
     fetched = models.PositiveIntegerField(default=0)
     created = models.PositiveIntegerField(default=0)
     updated = models.PositiveIntegerField(default=0)
@@ -132,7 +156,15 @@ class IngestRun(models.Model):
 
     class Meta:
         ordering = ["-started_at"]
-        indexes = [models.Index(fields=["source", "-started_at"], name="ingestrun_source_started")]
+        indexes = [
+            models.Index(fields=["source", "-started_at"], name="ingestrun_source_started"),
+            # The runs whose heartbeat the periodic sweep checks.
+            models.Index(
+                fields=["heartbeat_at"],
+                name="ingestrun_running_heartbeat",
+                condition=Q(status="running"),
+            ),
+        ]
 
     def __str__(self) -> str:
         label = self.source.name if self.source_id else self.query or self.get_kind_display()
@@ -144,10 +176,17 @@ class IngestRun(models.Model):
         stopped = [p for p in self.error.split("\n\n") if p.startswith("Stopped: ")]
         return stopped[0].removeprefix("Stopped: ") if stopped else ""
 
-    def add(self, counts: dict[str, int]) -> None:
-        """Add a stored batch's counts, keyed by the COUNT_FIELDS."""
+    def add(self, counts: RunCounts) -> None:
+        """Add a stored batch's counts."""
         for name in self.COUNT_FIELDS:
-            setattr(self, name, getattr(self, name) + counts[name])
+            setattr(self, name, getattr(self, name) + getattr(counts, name))
+
+    def seems_stopped(self, *, now: datetime.datetime) -> bool:
+        """Running, with no sign of life for INGEST_RUN_STALE_SECONDS: no heartbeat,
+        or before the first one (a request no worker has begun), since it started."""
+        last_sign = self.heartbeat_at or self.started_at
+        stale = datetime.timedelta(seconds=settings.INGEST_RUN_STALE_SECONDS)
+        return self.status == self.Status.RUNNING and last_sign < now - stale
 
 
 class TagRule(models.Model):

@@ -2,39 +2,31 @@
 
 store_batch() writes one batch: the papers (ingest.upsert), the tag rules,
 the papers_stored signal (enrichment and vectors listen), the counts; the
-catalog cache is bumped when the batch commits. ingest() feeds a reader's
-batches through it into an IngestRun, in this process or in worker processes
-side by side, and closes the run by one rule.
+catalog cache is bumped when the batch commits. stored_batches() feeds a
+reader's batches through it, in this process or in worker processes side by
+side; an ingest run (ingest.runs.Run) counts what each stored.
 """
 
-import logging
 import multiprocessing
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from django.db import connection, connections, transaction
-from django.utils import timezone
 
 from catalog.models import Author, Category, CodeLink, Paper, PaperAuthor, PaperTag, Tag
 from catalog.signals import papers_stored
-from core.progress import Progress
-from ingest.models import InboxEntry, IngestRun
-from ingest.records import ArxivRecord, Entry, RecordFilter, Skipped, SourceUnreadable
+from ingest.models import InboxEntry, IngestRun, RunCounts
+from ingest.records import ArxivRecord, Entry, RecordFilter, Skipped
 from ingest.tagging import apply_tag_rules
 from ingest.upsert import Outcome, StoredPaper, upsert_records
-
-logger = logging.getLogger(__name__)
 
 # Each worker is a parsing process plus the database backend storing its
 # batches; more than a few would only queue up on the database's cores.
 WORKERS = min(4, os.cpu_count() or 1)
-# The run's error text lists at most this many skipped entries.
-SKIPPED_LISTED = 50
 # The tables a bulk import fills, whose planner statistics it refreshes.
 FILLED_MODELS = (Paper, PaperAuthor, Author, Paper.categories.through, Category, CodeLink, PaperTag)
 
@@ -45,10 +37,6 @@ class BatchLike(Protocol):
 
     size: int
     resume_from: str
-
-
-class RunStopped(Exception):
-    """Raised by an after_batch callback: the run must stop here (the message says why)."""
 
 
 @dataclass
@@ -62,14 +50,14 @@ class BatchOutcome:
     stored: dict[str, StoredPaper] = field(default_factory=dict)  # by arXiv id
 
     @property
-    def counts(self) -> dict[str, int]:
-        return {
-            "fetched": self.fetched,
-            "created": self.created,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "skipped": len(self.skipped),
-        }
+    def counts(self) -> RunCounts:
+        return RunCounts(
+            fetched=self.fetched,
+            created=self.created,
+            updated=self.updated,
+            unchanged=self.unchanged,
+            skipped=len(self.skipped),
+        )
 
 
 def store_batch(
@@ -109,103 +97,34 @@ def store_batch(
     return outcome
 
 
-def start_run(*, kind: str, source=None, query: str = "") -> IngestRun:
-    return IngestRun.objects.create(kind=kind, source=source, query=query[:1000])
-
-
-def ingest(
-    run: IngestRun,
+def stored_batches(
     batches: Iterable[BatchLike],
     *,
     tags: Sequence[Tag] = (),
+    bulk: bool = False,
     record_filter: RecordFilter | None = None,
     limit: int | None = None,
     workers: int = 1,
-    after_batch: Callable[[BatchLike], None] = lambda batch: None,
-    on_skip: Callable[[Skipped], None] = lambda skipped: None,
-    progress: Progress | None = None,
-    final_checks: Callable[[IngestRun, bool], list[str]] = lambda run, completed: [],
-    for_review: bool = False,
-) -> bool:
-    """Store the batches into the run, each as it arrives, and close the run.
+    review_run: IngestRun | None = None,
+) -> Iterator[tuple[BatchLike, BatchOutcome]]:
+    """Each batch with its outcome, stored in the reader's order, at most limit
+    records that pass the filter in all.
 
-    Returns whether every batch was read; final_checks may name problems
-    only the caller can see. A source that becomes unreadable or
-    an after_batch that stops the run ends it with what was stored before; any
-    other error closes the run and is raised. Bulk runs (snapshot, harvest) go
-    through worker processes when workers > 1 (each with its own database
-    connection; not with a limit, or inside a transaction of the caller's,
-    whose atomicity other connections would break) and end by refreshing the
-    planner's statistics of the tables they filled. With for_review, new papers
-    wait in the review inbox.
+    With workers > 1, worker processes parse and store the batches side by side
+    (each with its own database connection; not with a limit, or inside a
+    transaction of the caller's, whose atomicity other connections would
+    break). Close the iterator on a failure, so that workers stop rather than
+    store what is queued.
     """
-    bulk = run.kind in IngestRun.BULK_KINDS
     options = {
         "tags": list(tags),
         "bulk": bulk,
         "record_filter": record_filter,
-        "review_run": run if for_review else None,
+        "review_run": review_run,
     }
     if workers > 1 and limit is None and not connection.in_atomic_block:
-        outcomes = _store_in_workers(batches, workers=workers, **options)
-    else:
-        outcomes = _store_here(batches, limit=limit, **options)
-    skipped: list[Skipped] = []
-    problems: list[str] = []
-    completed = False
-    try:
-        # Closed at once on a failure, so that workers stop rather than store what is queued.
-        with closing(outcomes):
-            for batch, outcome in outcomes:
-                run.add(outcome.counts)
-                # Saved after each batch so the admin shows how far a long run has got.
-                run.save(update_fields=IngestRun.COUNT_FIELDS)
-                for each in outcome.skipped:
-                    on_skip(each)
-                skipped += outcome.skipped[: SKIPPED_LISTED - len(skipped)]
-                if progress is not None:
-                    progress.advance(batch.size or len(outcome.skipped) + outcome.fetched)
-                after_batch(batch)
-        completed = True
-    except (SourceUnreadable, RunStopped) as err:
-        problems.append(f"Stopped: {err}")
-    except BaseException as err:
-        finish_run(run, problems=[f"Crashed: {type(err).__name__}: {err}"])
-        raise
-    if run.skipped:
-        listed = "\n".join(map(str, skipped))
-        more = run.skipped - len(skipped)
-        problems.append(
-            f"Skipped {run.skipped} unreadable entries:\n{listed}"
-            + (f"\n… and {more} more" if more > 0 else "")
-        )
-    problems += final_checks(run, completed)
-    if bulk:
-        analyze_filled_tables()
-    finish_run(run, problems=problems)
-    return completed
-
-
-def finish_run(run: IngestRun, *, problems: Sequence[str] = ()) -> None:
-    """Failed if something went wrong and nothing readable came; finished with
-    errors if something went wrong; succeeded otherwise."""
-    if problems and run.fetched == run.skipped:
-        run.status = IngestRun.Status.FAILED
-    elif problems:
-        run.status = IngestRun.Status.PARTIAL
-    else:
-        run.status = IngestRun.Status.SUCCEEDED
-    run.error = "\n\n".join(problems)
-    run.finished_at = timezone.now()
-    run.save(update_fields=["status", "error", "finished_at"])
-    logger.log(
-        logging.WARNING if problems else logging.INFO,
-        "Ingest run %s %s: %s %s",
-        run.pk,
-        run.status,
-        {name: getattr(run, name) for name in IngestRun.COUNT_FIELDS},
-        run.error,
-    )
+        return _store_in_workers(batches, workers=workers, **options)
+    return _store_here(batches, limit=limit, **options)
 
 
 def analyze_filled_tables() -> None:

@@ -50,6 +50,13 @@ def check_announcements() -> int:
     return len(due)
 
 
+@shared_task(ignore_result=True, soft_time_limit=50, time_limit=60)
+def interrupt_stale_runs() -> int:
+    """Mark interrupted the runs whose worker died, releasing their sources'
+    claims (beat calls this every minute, on the default queue)."""
+    return runs.interrupt_stale_runs()
+
+
 @shared_task(acks_late=True, ignore_result=True, soft_time_limit=3600, time_limit=3660)
 def reapply_tag_rules(rule_ids: list[int] | None = None) -> None:
     added = tagging.apply_tag_rules(rule_ids=rule_ids)

@@ -5,8 +5,9 @@ sortBy=lastUpdatedDate&sortOrder=descending, paged by start and max_results,
 or for an id_list (the ids it holds, in the order asked); at /rss/<categories>
 it serves the listing feed a test sets (tests/data/listing/ holds recorded
 ones). It plays the faults a test queues, one per request: an HTTP status with
-its Retry-After, a delay past the client's timeout, a connection reset, an
-empty feed, a truncated body or any body at all.
+its Retry-After, a delay past the client's timeout, an answer held until the
+test lets it go, a connection reset, an empty feed, a truncated body or any
+body at all.
 """
 
 import socket
@@ -97,6 +98,7 @@ class Fault:
     reset: bool = False  # drop the connection with a TCP reset
     empty: bool = False  # a feed with no entries that still reports the total
     truncate: bool = False  # the normal answer, cut off halfway
+    held_until: threading.Event | None = None  # answered once the test sets it (at most 60 s)
 
 
 @dataclass
@@ -184,6 +186,8 @@ class FakeArxiv:
 
             def _answer(self, fault: Fault, params: dict[str, str]) -> None:
                 time.sleep(fault.delay)
+                if fault.held_until is not None:
+                    fault.held_until.wait(timeout=60)
                 if fault.reset:
                     self.connection.setsockopt(
                         socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)

@@ -13,7 +13,7 @@ from lxml import etree
 
 from catalog.models import CurationEvent, Paper, PaperTag
 from catalog.signals import papers_stored
-from ingest import links
+from ingest import links, tasks
 from ingest.links import Result
 from ingest.models import IngestRun, LinkRequest
 from tests.accounts_factories import CuratorFactory, UserFactory
@@ -348,6 +348,27 @@ def test_a_request_whose_worker_died_offers_a_retry_instead_of_refreshing(curato
     assert "may have stopped" in page
     assert f"?retry={request.pk}" in page
     assert "http-equiv" not in page
+
+
+def test_a_request_whose_worker_died_is_marked_interrupted_and_left_as_it_is(
+    fake_arxiv, curator_client, settings
+):
+    request = links.request_papers(text=entry_id(fake_arxiv.entries[0]), by="test")
+    # A worker began it and died: its heartbeat stopped.
+    stopped = timezone.now() - datetime.timedelta(seconds=settings.INGEST_RUN_STALE_SECONDS + 1)
+    IngestRun.objects.filter(pk=request.run_id).update(heartbeat_at=stopped)
+
+    assert tasks.interrupt_stale_runs() == 1
+
+    page = curator_client.get(f"/admin/ingest/linkrequest/{request.pk}/change/").content.decode()
+    assert "This request stopped with the worker running it: Interrupted:" in page
+    assert f"?retry={request.pk}" in page
+    assert "http-equiv" not in page
+    # The task, delivered again after its worker died, leaves the request as it is.
+    links.add_papers(LinkRequest.objects.select_related("run").get(pk=request.pk))
+    assert fake_arxiv.requests == []
+    assert Paper.objects.count() == 0
+    assert IngestRun.objects.get().status == IngestRun.Status.INTERRUPTED
 
 
 def test_a_failure_while_storing_rolls_everything_back(fake_arxiv, monkeypatch):

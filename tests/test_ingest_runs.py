@@ -7,9 +7,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.utils import timezone
+from django_celery_beat.models import PeriodicTask
 
 from catalog.models import Paper, PaperTag
-from ingest import runs
+from config.celery import app as celery_app
+from ingest import runs, tasks
 from ingest.models import IngestRun, IngestSource
 from tests.arxiv_server import (
     Fault,
@@ -21,6 +23,14 @@ from tests.factories import TagFactory
 from tests.ingest_factories import IngestSourceFactory
 
 pytestmark = pytest.mark.django_db
+
+
+def wait_for(condition, *, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {condition.__name__}")
+        time.sleep(0.05)
 
 
 def as_datetime(timestamp: str) -> datetime.datetime:
@@ -157,19 +167,101 @@ def test_a_source_with_a_live_claim_is_already_running(fake_arxiv):
 
 
 def test_a_stale_claim_is_taken_over_and_its_run_marked_interrupted(fake_arxiv, settings):
-    settings.INGEST_CLAIM_STALE_SECONDS = 60
-    source = IngestSourceFactory(
-        claimed_at=timezone.now() - datetime.timedelta(seconds=61), claim_token="killed-worker"
+    settings.INGEST_RUN_STALE_SECONDS = 60
+    last_beat = timezone.now() - datetime.timedelta(seconds=61)
+    source = IngestSourceFactory(claimed_at=last_beat, claim_token="killed-worker")
+    interrupted = IngestRun.objects.create(
+        source=source, fetched=10, created=10, heartbeat_at=last_beat
     )
-    interrupted = IngestRun.objects.create(source=source, fetched=10, created=10)
 
     run = runs.run_source(source=source)
 
     assert run.status == IngestRun.Status.SUCCEEDED
     interrupted.refresh_from_db()
-    assert interrupted.status == IngestRun.Status.PARTIAL
+    assert interrupted.status == IngestRun.Status.INTERRUPTED
     assert "Interrupted" in interrupted.error
     assert interrupted.finished_at is not None
+    assert (interrupted.fetched, interrupted.created) == (10, 10)
+
+
+def test_the_sweep_marks_runs_whose_heartbeat_stopped_and_frees_their_sources(fake_arxiv, settings):
+    settings.INGEST_RUN_STALE_SECONDS = 60
+    now = timezone.now()
+    stopped, beating = (now - datetime.timedelta(seconds=s) for s in (61, 30))
+    source = IngestSourceFactory(claimed_at=stopped, claim_token="killed-worker")
+    busy = IngestSourceFactory(claimed_at=beating, claim_token="live-worker")
+    dead = IngestRun.objects.create(source=source, fetched=10, created=10, heartbeat_at=stopped)
+    dead_import = IngestRun.objects.create(kind=IngestRun.Kind.SNAPSHOT, heartbeat_at=stopped)
+    alive = IngestRun.objects.create(source=busy, heartbeat_at=beating)
+    # A link request no worker has begun has no heartbeat yet: it waits its turn.
+    waiting = IngestRun.objects.create(
+        kind=IngestRun.Kind.LINKS, started_at=now - datetime.timedelta(hours=1)
+    )
+
+    assert tasks.interrupt_stale_runs() == 2
+
+    statuses = dict(IngestRun.objects.values_list("pk", "status"))
+    assert statuses == {
+        dead.pk: IngestRun.Status.INTERRUPTED,
+        dead_import.pk: IngestRun.Status.INTERRUPTED,
+        alive.pk: IngestRun.Status.RUNNING,
+        waiting.pk: IngestRun.Status.RUNNING,
+    }
+    dead.refresh_from_db()
+    assert dead.error.startswith("Interrupted: its worker stopped")
+    assert (dead.fetched, dead.created) == (10, 10)
+    source.refresh_from_db()
+    busy.refresh_from_db()
+    assert (source.claimed_at, source.claim_token) == (None, "")
+    assert (busy.claimed_at, busy.claim_token) == (beating, "live-worker")
+    # The freed source ingests on its next turn; the busy one is left to its run.
+    assert runs.run_source(source=source).status == IngestRun.Status.SUCCEEDED
+    with pytest.raises(runs.AlreadyRunning):
+        runs.run_source(source=busy)
+
+
+def test_beat_sweeps_every_minute_on_a_queue_ingest_runs_cannot_hold_up():
+    sweep = PeriodicTask.objects.get(task="ingest.tasks.interrupt_stale_runs")
+
+    assert (sweep.schedule.run_every, sweep.enabled) == (datetime.timedelta(minutes=1), True)
+    assert celery_app.amqp.router.route({}, sweep.task)["queue"].name == "celery"
+    assert celery_app.amqp.router.route({}, "ingest.tasks.ingest_source")["queue"].name == (
+        "ingest"
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_kept_waiting_by_arxiv_keeps_its_heartbeat(fake_arxiv, settings):
+    settings.INGEST_RUN_STALE_SECONDS = 3  # a beat every half second
+    settings.ARXIV_REQUEST_TIMEOUT = 30
+    answer = threading.Event()
+    fake_arxiv.queue(Fault(), Fault(held_until=answer))
+    source = IngestSourceFactory()
+    finished = []
+
+    def worker() -> None:
+        try:
+            finished.append(runs.run_source(source=source))
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    try:
+        wait_for(lambda: len(fake_arxiv.requests) == 2)
+        waiting_since = timezone.now()
+
+        def run_and_claim_beat() -> bool:
+            run, claim = IngestRun.objects.get(), IngestSource.objects.get()
+            return run.heartbeat_at > waiting_since and claim.claimed_at > waiting_since
+
+        wait_for(run_and_claim_beat)
+    finally:
+        answer.set()
+        thread.join(timeout=30)
+
+    [run] = finished
+    assert (run.status, run.created) == (IngestRun.Status.SUCCEEDED, 25)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,5 +1,6 @@
 """A real Celery worker on the Redis broker runs the ingest task against the fake arXiv."""
 
+import datetime
 import os
 import signal
 import subprocess
@@ -12,8 +13,10 @@ import pytest
 import redis
 from celery import Celery
 from django.db import connection
+from django.utils import timezone
 
 from catalog.models import Paper
+from ingest import runs
 from ingest.models import IngestRun, IngestSource
 from ingest.tasks import ingest_source, reapply_tag_rules
 from tests.arxiv_server import Fault, entry_id, fake_arxiv_fixture  # noqa: F401
@@ -22,7 +25,8 @@ from tests.services import redis_db_url
 
 BROKER_URL = redis_db_url(5)
 PROJECT = Path(__file__).resolve().parent.parent
-CLAIM_STALE_SECONDS = 2
+# The worker's runs beat every third of a second.
+STALE_SECONDS = 2
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -48,7 +52,7 @@ def start_worker(fake_arxiv) -> Iterator[Callable[[], subprocess.Popen]]:
         "ARXIV_DELAY_SECONDS": "0",
         "ARXIV_PAGE_SIZE": "10",
         "ARXIV_REQUEST_TIMEOUT": "60",
-        "INGEST_CLAIM_STALE_SECONDS": str(CLAIM_STALE_SECONDS),
+        "INGEST_RUN_STALE_SECONDS": str(STALE_SECONDS),
         "DEBUG": "1",
         "SECRET_KEY": "worker-test-key",
     }
@@ -88,9 +92,10 @@ def test_tasks_are_acknowledged_late():
     assert reapply_tag_rules.acks_late
 
 
-def test_a_worker_killed_mid_run_loses_nothing_and_the_next_run_completes(
-    fake_arxiv, broker, start_worker
+def test_a_worker_killed_mid_run_is_marked_interrupted_and_its_source_runs_again(
+    fake_arxiv, broker, start_worker, settings
 ):
+    settings.INGEST_RUN_STALE_SECONDS = STALE_SECONDS
     source = IngestSourceFactory(max_results=40)
     # Two pages arrive, then the third hangs until the worker is killed.
     fake_arxiv.queue(Fault(), Fault(), Fault(delay=30))
@@ -102,6 +107,13 @@ def test_a_worker_killed_mid_run_loses_nothing_and_the_next_run_completes(
         return Paper.objects.count() == 20 and len(fake_arxiv.requests) == 3
 
     wait_for(two_pages_stored_and_third_requested)
+    waiting_since = timezone.now()
+
+    def run_and_claim_beat_while_arxiv_keeps_them_waiting() -> bool:
+        run, claim = IngestRun.objects.get(), IngestSource.objects.get()
+        return run.heartbeat_at > waiting_since and claim.claimed_at > waiting_since
+
+    wait_for(run_and_claim_beat_while_arxiv_keeps_them_waiting)
     worker.send_signal(signal.SIGKILL)
     worker.wait(timeout=10)
 
@@ -112,8 +124,24 @@ def test_a_worker_killed_mid_run_loses_nothing_and_the_next_run_completes(
     )
     assert IngestSource.objects.get().claimed_at is not None
 
-    # The dead worker's claim goes stale; the next run takes over and finishes.
-    time.sleep(CLAIM_STALE_SECONDS + 0.5)
+    # The sweep leaves a heartbeat younger than INGEST_RUN_STALE_SECONDS, and marks
+    # the run once it is older (the clock moved on rather than waited for).
+    last_beat = max(killed.heartbeat_at, IngestSource.objects.get().claimed_at)
+    assert runs.interrupt_stale_runs(now=last_beat) == 0
+    stale = last_beat + datetime.timedelta(seconds=STALE_SECONDS + 1)
+    assert runs.interrupt_stale_runs(now=stale) == 1
+
+    killed.refresh_from_db()
+    assert (killed.status, killed.fetched, killed.created) == (
+        IngestRun.Status.INTERRUPTED,
+        20,
+        20,
+    )
+    assert "Interrupted" in killed.error
+    source.refresh_from_db()
+    assert (source.claimed_at, source.claim_token) == (None, "")
+
+    # The source's next turn runs and finishes.
     start_worker()
     broker.send_task("ingest.tasks.ingest_source", kwargs={"source_id": source.pk})
 
@@ -129,9 +157,6 @@ def test_a_worker_killed_mid_run_loses_nothing_and_the_next_run_completes(
     )
     stored = list(Paper.objects.values_list("arxiv_id", flat=True))
     assert sorted(stored) == sorted(entry_id(e) for e in fake_arxiv.entries[:40])
-    killed.refresh_from_db()
-    assert killed.status == IngestRun.Status.PARTIAL
-    assert "Interrupted" in killed.error
     source.refresh_from_db()
     assert source.claimed_at is None
     assert source.last_success_at == completed.started_at

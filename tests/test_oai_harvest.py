@@ -8,6 +8,7 @@ from django.core.management import CommandError, call_command
 
 from catalog.models import Paper
 from ingest.models import IngestRun, OaiHarvest, TagRule
+from ingest.runs import Harvest
 from ingest.runs import harvest_oai as harvest
 from tests.factories import TagFactory
 from tests.oai_server import oai_server_fixture  # noqa: F401
@@ -35,15 +36,12 @@ def test_harvest_follows_the_token_waits_as_asked_and_retries_broken_xml(oai_ser
             ok(PAGE2),
         ]
     )
-    skipped = []
-
-    run = harvest(
-        from_date=MAY_21,
-        until_date=datetime.date(2025, 5, 23),
-        set_spec="cs",
-        http=oai_server.http,
-        on_skip=skipped.append,
+    harvesting = Harvest(
+        from_date=MAY_21, until_date=datetime.date(2025, 5, 23), set_spec="cs", http=oai_server.http
     )
+
+    skipped = [entry for stored in harvesting for entry in stored.skipped]
+    run = harvesting.row
 
     first, *_, last = oai_server.received
     assert first["params"] == {

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.progress import Progress
 from ingest.management.arguments import iso_date
-from ingest.runs import harvest_oai
+from ingest.runs import Harvest
 
 
 class Command(BaseCommand):
@@ -34,16 +34,15 @@ class Command(BaseCommand):
     def handle(self, *args, from_date, until_date, set_spec, **options):
         if until_date and from_date > until_date:
             raise CommandError("--from is after --until")
+        harvest = Harvest(from_date=from_date, until_date=until_date, set_spec=set_spec)
         with Progress(
             "OAI-PMH records", unit="records", enabled=options["verbosity"] > 0
         ) as progress:
-            run = harvest_oai(
-                from_date=from_date,
-                until_date=until_date,
-                set_spec=set_spec,
-                progress=progress,
-                on_skip=lambda skipped: self.stderr.write(f"skipped {skipped}"),
-            )
+            for stored in harvest:
+                progress.advance(stored.size)
+                for skipped in stored.skipped:
+                    self.stderr.write(f"skipped {skipped}")
+        run = harvest.row
         self.stdout.write(
             f"{run.fetched} records harvested: {run.created} created, {run.updated} updated, "
             f"{run.unchanged} unchanged; {run.skipped} skipped."

@@ -6,7 +6,7 @@ from core.progress import Progress
 from ingest.management.arguments import iso_date
 from ingest.pipeline import WORKERS
 from ingest.records import RecordFilter
-from ingest.runs import SNAPSHOT_BATCH_SIZE, import_snapshot
+from ingest.runs import SNAPSHOT_BATCH_SIZE, SnapshotImport
 
 
 class Command(BaseCommand):
@@ -63,20 +63,21 @@ class Command(BaseCommand):
         if (limit is not None and limit < 1) or batch_size < 1 or workers < 1:
             raise CommandError("--limit, --batch-size and --workers must be at least 1")
 
+        importing = SnapshotImport(
+            path=file,
+            record_filter=RecordFilter(categories=tuple(category), since=since, until=until),
+            limit=limit,
+            batch_size=batch_size,
+            workers=workers,
+        )
         with Progress(
             file.name, total=file.stat().st_size, unit="B", enabled=options["verbosity"] > 0
         ) as progress:
-            run = import_snapshot(
-                path=file,
-                record_filter=RecordFilter(categories=tuple(category), since=since, until=until),
-                limit=limit,
-                batch_size=batch_size,
-                workers=workers,
-                progress=progress,
-                on_skip=lambda skipped: self.stderr.write(
-                    f"{skipped.where}: skipped, {skipped.reason}"
-                ),
-            )
+            for stored in importing:
+                progress.advance(stored.size)
+                for skipped in stored.skipped:
+                    self.stderr.write(f"{skipped.where}: skipped, {skipped.reason}")
+        run = importing.row
         self.stdout.write(
             f"{run.fetched - run.skipped} papers read: {run.created} created, "
             f"{run.updated} updated, {run.unchanged} unchanged; {run.skipped} lines skipped."
