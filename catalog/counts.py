@@ -3,23 +3,34 @@
 Counting every tag's or category's papers reads every link row (seconds at a
 million papers), so the database keeps the counts itself: triggers append a
 part (+n or -n) to TagCount or CategoryCount whenever links or a paper's
-visibility change (migration 0010), a count is the sum of its parts, and
-`fold` folds the parts into one row each on a schedule. Reads are exact at
-once, whatever wrote to the catalog.
+visibility change, a count is the sum of its parts, and `fold` folds the
+parts into one row each on a schedule. Reads are exact at once, whatever
+wrote to the catalog.
+
+The triggers and the recount are SQL files in catalog/sql, one a database
+for the triggers, which recount() loads as the migrations that set the
+triggers do; each file's VISIBLE(x) is the visible-paper condition
+(catalog.models.VISIBLE) on the catalog_paper row x.
 """
 
-from django.db import connection, transaction
+import re
+from pathlib import Path
+
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import IntegerField, OuterRef, QuerySet, Subquery, Sum
 from django.db.models.expressions import CombinedExpression
 from django.db.models.functions import Coalesce
 
-from catalog.models import Category, CategoryCount, Tag, TagCount
+from catalog.models import Category, CategoryCount, Tag, TagCount, visible_sql
 
-# (count model, its target column, the link table the parts count)
-COUNTED = (
-    (TagCount, "tag_id", "catalog_papertag"),
-    (CategoryCount, "category_id", "catalog_paper_categories"),
-)
+SQL_FILES = Path(__file__).resolve().parent / "sql"
+TRIGGERS = "paper_counts.{vendor}.sql"
+RECOUNT = "paper_counts.recount.sql"
+VISIBLE_IN_SQL = re.compile(r"\bVISIBLE\((\w+)\)")
+
+# (count model, its target column)
+COUNTED = ((TagCount, "tag_id"), (CategoryCount, "category_id"))
 
 
 def _count_of(parts: QuerySet, target: str, *, ref: str = "pk") -> Coalesce:
@@ -58,7 +69,7 @@ def categories_with_counts() -> QuerySet[Category]:
 def fold() -> None:
     """Fold each target's parts into one row, dropping the parts of deleted
     tags and categories; parts appended meanwhile are left for the next fold."""
-    for model, target, _ in COUNTED:
+    for model, target in COUNTED:
         table, targets = model._meta.db_table, model._meta.get_field(target[:-3]).related_model
         with transaction.atomic(), connection.cursor() as cursor:
             if connection.vendor == "postgresql":
@@ -84,17 +95,21 @@ def fold() -> None:
                 cursor.execute("DROP TABLE folded")
 
 
-def recount() -> None:
-    """Count every target again from its links: for a catalog written with
-    triggers disabled (a bulk load with session_replication_role = replica).
-    Run it when nothing else writes to the catalog."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        for model, target, links in COUNTED:
-            table = model._meta.db_table
-            cursor.execute(f"DELETE FROM {table}")  # noqa: S608
-            cursor.execute(
-                f"INSERT INTO {table} ({target}, papers)"  # noqa: S608
-                f" SELECT l.{target}, count(*) FROM {links} l"
-                " JOIN catalog_paper p ON p.id = l.paper_id"
-                f" WHERE p.is_visible AND p.merged_into_id IS NULL GROUP BY l.{target}"
-            )
+def recount(*, using: str = DEFAULT_DB_ALIAS) -> None:
+    """Set the triggers as catalog/sql has them and count every target again
+    from its links: for a catalog written with the triggers disabled (a bulk
+    load with session_replication_role = replica) or without them. Run it
+    when nothing else writes to the catalog."""
+    database = connections[using]
+    with transaction.atomic(using=using), database.cursor() as cursor:
+        for name in (TRIGGERS, RECOUNT):
+            for statement in sql_statements(name, connection=database):
+                cursor.execute(statement)
+
+
+def sql_statements(name: str, *, connection: BaseDatabaseWrapper) -> list[str]:
+    """The statements of the SQL file (its {vendor} the database's), with the
+    visible-paper condition filled in."""
+    sql = (SQL_FILES / name.format(vendor=connection.vendor)).read_text()
+    sql = VISIBLE_IN_SQL.sub(lambda found: visible_sql(alias=found[1], connection=connection), sql)
+    return connection.ops.prepare_sql_script(sql)

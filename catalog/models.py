@@ -4,8 +4,10 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Exists, F, Func, OuterRef, Q
 from django.db.models.functions import Coalesce
+from django.db.models.sql import Query
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import slugify
@@ -109,9 +111,15 @@ class PaperSearchDocument(Func):
         )
 
 
+# The papers anyone may see: shown, and not merged into another paper. Lists,
+# the partial indexes behind them and the count triggers (visible_sql) take
+# the rule from here.
+VISIBLE = Q(is_visible=True, merged_into__isnull=True)
+
+
 class PaperQuerySet(models.QuerySet):
     def visible(self) -> "PaperQuerySet":
-        return self.filter(is_visible=True, merged_into__isnull=True)
+        return self.filter(VISIBLE)
 
     def newest_first(self) -> "PaperQuerySet":
         return self.order_by(*NEWEST_FIRST)
@@ -209,11 +217,7 @@ class Paper(models.Model):
             models.Index(*NEWEST_FIRST, name="paper_newest_first"),
             # Every public list: visible, unmerged papers newest first. Deep
             # pages walk it index-only to skip their offset.
-            models.Index(
-                *NEWEST_FIRST,
-                name="paper_listed_newest",
-                condition=Q(is_visible=True, merged_into__isnull=True),
-            ),
+            models.Index(*NEWEST_FIRST, name="paper_listed_newest", condition=VISIBLE),
             # Every public list by trending score has an index too, those
             # without a score after, newest first: "DESC NULLS LAST", which
             # SQLite cannot write in an index, so migration 0011 makes them.
@@ -298,6 +302,18 @@ class Paper(models.Model):
         if self.published_at:
             dates.append(ShownDate(_("Added here"), self.added_at, _utc_day(self.added_at)))
         return dates
+
+
+def visible_sql(*, alias: str, connection: BaseDatabaseWrapper) -> str:
+    """VISIBLE as an SQL condition on the catalog_paper row named alias (a table
+    alias, or a trigger's NEW or OLD), for the SQL the ORM does not write."""
+    # build_where refuses a condition that would need a join.
+    query = Query(Paper)
+    where = query.build_where(VISIBLE)
+    sql, params = where.as_sql(query.get_compiler(connection=connection), connection)
+    editor = connection.schema_editor()
+    sql %= tuple(editor.quote_value(param) for param in params)
+    return sql.replace(f"{connection.ops.quote_name(Paper._meta.db_table)}.", f"{alias}.")
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,11 @@ Also run on SQLite by `make test`: both databases keep them with triggers.
 """
 
 import pytest
+from django.db import connection
 from django.db.models import Count, Q
 
 from catalog import counts
-from catalog.models import Category, CategoryCount, Paper, Tag, TagCount
+from catalog.models import Category, CategoryCount, Paper, Tag, TagCount, visible_sql
 from tests.factories import CategoryFactory, PaperFactory, TagFactory
 
 pytestmark = pytest.mark.django_db
@@ -93,3 +94,45 @@ def test_recount_repairs_counts_written_around_the_triggers():
     counts.recount()
 
     assert shown_counts() == recounted() == ({"Agents": 2}, {"cs.CL": 2})
+
+
+def test_recount_sets_the_triggers_again_when_they_were_dropped():
+    tag = TagFactory(name="Agents")
+    drop = {
+        "postgresql": "DROP FUNCTION catalog_tagcount_links() CASCADE",
+        "sqlite": "DROP TRIGGER catalog_papertag_insert_counts",
+    }[connection.vendor]
+    with connection.cursor() as cursor:
+        cursor.execute(drop)
+    PaperFactory(tags=[tag])
+    assert shown_counts()[0] == {"Agents": 0}
+
+    counts.recount()
+    PaperFactory(tags=[tag])
+
+    assert shown_counts() == recounted() == ({"Agents": 2}, {"cs.CL": 2})
+
+
+def test_the_sql_form_of_the_visible_rule_selects_the_papers_visible_selects():
+    target = PaperFactory()
+    papers = {
+        (shown, merged): PaperFactory(is_visible=shown, merged_into=target if merged else None)
+        for shown in (True, False)
+        for merged in (True, False)
+    }
+    condition = visible_sql(alias="p", connection=connection)
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT p.id FROM catalog_paper p WHERE {condition}")  # noqa: S608
+        selected = {paper_id for (paper_id,) in cursor.fetchall()}
+
+    assert selected == set(Paper.objects.visible().values_list("pk", flat=True))
+    assert selected == {target.pk, papers[True, False].pk}
+
+
+@pytest.mark.parametrize("name", [counts.TRIGGERS, counts.RECOUNT])
+def test_the_sql_files_take_the_visible_rule_from_python(name):
+    sql = "\n".join(counts.sql_statements(name, connection=connection))
+
+    assert "VISIBLE(" not in sql
+    assert visible_sql(alias="p", connection=connection) in sql

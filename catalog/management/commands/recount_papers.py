@@ -5,10 +5,12 @@ from catalog import counts
 
 class Command(BaseCommand):
     help = (
-        "Count every tag's and category's visible papers again from their links, for a catalog"
-        " loaded with triggers disabled. Run it while nothing else writes to the catalog."
+        "Set the triggers that keep the tag and category counts as catalog/sql has them, and"
+        " count every tag's and category's visible papers again from their links: for a catalog"
+        " loaded with the triggers disabled or without them. Run it while nothing else writes"
+        " to the catalog."
     )
 
     def handle(self, *args, **options) -> None:
         counts.recount()
-        self.stdout.write("Tag and category counts recounted.")
+        self.stdout.write("Count triggers set; tag and category counts recounted.")
