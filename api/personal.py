@@ -10,8 +10,9 @@ from ninja import Query, Router
 from accounts import selectors, services
 from api import auth, schemas
 from api.http import keep_private
-from api.public import ERRORS, LIST_ERRORS, Paging, PaperFilters, list_answer
+from api.public import ERRORS, LIST_ERRORS, Paging, list_answer
 from api.queries import paper_by_ref
+from api.schemas import PaperFilters
 from catalog.models import Category, Tag
 
 router = Router(auth=auth.ReaderToken(), tags=["me"])
@@ -29,7 +30,7 @@ def feed(
     """New papers in the tags and categories the reader follows, with the list filters."""
     keep_private(response)
     papers = selectors.subscribed_papers(user=request.auth.user)
-    return list_answer(request, response, papers=papers, paging=paging)
+    return list_answer(request, response, papers=papers, filters=filters, paging=paging)
 
 
 @router.get("/saved", response={200: schemas.PaperPage, **LIST_ERRORS})
@@ -42,7 +43,7 @@ def saved(
     """The reader's saved papers, with the list filters."""
     keep_private(response)
     papers = selectors.saved_papers(user=request.auth.user)
-    return list_answer(request, response, papers=papers, paging=paging)
+    return list_answer(request, response, papers=papers, filters=filters, paging=paging)
 
 
 @router.put("/saved/{path:ref}", response={200: schemas.SavedState, **WRITE_ERRORS})

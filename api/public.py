@@ -1,16 +1,13 @@
 """The catalog for anyone: papers, one paper, tags, categories."""
 
-import datetime
-from typing import Literal
-
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse
 from ninja import Field, Query, Router, Schema
 
 from api import auth, schemas, serializers
 from api.http import set_last_modified
 from api.queries import newest_added, paper_page, paper_with_everything
+from api.schemas import PaperFilters, TrendingWindow
 from catalog.counts import categories_with_counts, tags_with_counts
-from catalog.filters import MAX_QUERY_LENGTH
 from catalog.models import Paper
 from catalog.selectors import similar_papers
 
@@ -18,32 +15,6 @@ router = Router(auth=auth.public)
 
 ERRORS = {401: schemas.Error, 422: schemas.ValidationErrors, 429: schemas.RateLimitError}
 LIST_ERRORS = {**ERRORS, 400: schemas.FieldErrors}
-
-
-class PaperFilters(Schema):
-    """The list page's filters, read by its own code (catalog.filters.PaperFilter)."""
-
-    q: str | None = Field(
-        None,
-        max_length=MAX_QUERY_LENGTH,
-        description="Words in the title, authors or abstract; quoted phrases, -word, OR.",
-    )
-    tag: list[str] = Field([], description="Tag slugs; a paper must carry every one.")
-    category: list[str] = Field([], description="Category codes; a paper may be in any one.")
-    period: Literal["1d", "7d", "30d", "365d"] | None = Field(
-        None, description="Listed within the last day, week, month or year."
-    )
-    from_: datetime.date | None = Field(None, alias="from", description="Listed on or after.")
-    to: datetime.date | None = Field(None, description="Listed on or before.")
-    has_code: Literal["1"] | None = Field(None, description="1: only papers with code.")
-    sort: Literal["newest", "relevance", "trending"] = Field(
-        "newest",
-        description="relevance ranks the newest matches of `q` by relevance; trending ranks by"
-        " readers' recent saves, suggestions and clicks over `window`, then newest first.",
-    )
-    window: Literal["24h", "7d", "30d"] = Field(
-        "7d", description="The period trending ranks over (with sort=trending)."
-    )
 
 
 class Paging(Schema):
@@ -56,15 +27,16 @@ def list_answer(
     response: HttpResponse,
     *,
     papers,
+    filters: schemas.ListParameters,
     paging: Paging,
-    params: QueryDict | None = None,
+    sort: str | None = None,
 ) -> dict:
-    rows, next_cursor = paper_page(
-        params if params is not None else request.GET,
-        papers=papers,
-        cursor=paging.cursor,
-        limit=paging.limit,
-    )
+    """A page of the papers with the filters the API read (sort, if given, in
+    place of theirs) applied by the list's own filter."""
+    query = filters.as_query()
+    if sort is not None:
+        query["sort"] = sort
+    rows, next_cursor = paper_page(query, papers=papers, cursor=paging.cursor, limit=paging.limit)
     set_last_modified(response, newest_added(rows))
     return {
         "items": [serializers.paper_item(request, paper) for paper in rows],
@@ -80,11 +52,9 @@ def papers(
     paging: Query[Paging],
 ):
     """Papers, newest first (or by relevance), with the list page's filters."""
-    return list_answer(request, response, papers=Paper.objects.visible(), paging=paging)
-
-
-class TrendingWindow(Schema):
-    window: Literal["24h", "7d", "30d"] = Field("7d", description="The period ranked over.")
+    return list_answer(
+        request, response, papers=Paper.objects.visible(), filters=filters, paging=paging
+    )
 
 
 @router.get("/trending", response={200: schemas.PaperPage, **LIST_ERRORS}, tags=["papers"])
@@ -96,10 +66,13 @@ def trending(
 ):
     """The papers readers saved, suggested and opened most over the window, decaying
     with age (the site's /trending/): the list of `sort=trending`."""
-    params = request.GET.copy()
-    params["sort"] = "trending"
     return list_answer(
-        request, response, papers=Paper.objects.visible(), paging=paging, params=params
+        request,
+        response,
+        papers=Paper.objects.visible(),
+        filters=window,
+        paging=paging,
+        sort="trending",
     )
 
 

@@ -26,7 +26,9 @@ class FilterError(ValueError):
 def paper_page(
     params: QueryDict, *, papers: QuerySet[Paper], cursor: str | None, limit: int
 ) -> tuple[list[Paper], str | None]:
-    """One page of a list with the list page's filters applied, in the list's order.
+    """One page of a list with the list page's filters applied, in the list's order:
+    params are the filter's parameters as the API read them (its schema,
+    api.schemas.PaperFilters), put as the list page reads a query string.
 
     Queries: the page (primary category, official code link and author names in
     its rows), its tags and its categories; a chosen tag or category is looked

@@ -1,9 +1,75 @@
-"""What the API answers, as the OpenAPI schema describes it."""
+"""What the API reads and answers, as the OpenAPI schema describes it."""
 
 import datetime
-from typing import Literal
+import keyword
+from typing import Any, Literal
 
+import django_filters
+from django.http import QueryDict
 from ninja import Field, Schema
+from pydantic import create_model
+
+from catalog.filters import PaperFilter
+
+# What each parameter of the list's filter (catalog.filters.PaperFilter) means,
+# for the schema; its names, choices and checks are the filter's.
+LIST_PARAMETER_DESCRIPTIONS = {
+    "q": "Words in the title, authors or abstract; quoted phrases, -word, OR.",
+    "tag": "Tag slugs; a paper must carry every one.",
+    "category": "Category codes; a paper may be in any one.",
+    "period": "Listed within the last day, week, month or year.",
+    "from": "Listed on or after.",
+    "to": "Listed on or before.",
+    "has_code": "1: only papers with code.",
+    "sort": "newest first (the default); relevance ranks the newest matches of `q` by"
+    " relevance; trending ranks by readers' recent saves, suggestions and clicks over"
+    " `window`, then newest first.",
+    "window": "The period trending ranks over (with sort=trending); 7d when not given.",
+}
+
+
+class ListParameters(Schema):
+    """Parameters of the list's filter, as the API read them."""
+
+    def as_query(self) -> QueryDict:
+        """The values read, as the list's filter takes them."""
+        query = QueryDict(mutable=True)
+        for name, value in self.model_dump(by_alias=True, exclude_none=True).items():
+            query.setlist(
+                name, [str(each) for each in value] if isinstance(value, list) else [str(value)]
+            )
+        return query
+
+
+def list_parameters(schema_name: str, *, names: list[str] | None = None) -> type[ListParameters]:
+    """A schema of the list filter's parameters (those named, or all): each with
+    the filter's name, the type its values take, its choices and limits."""
+    parameters = {}
+    for name, list_filter in PaperFilter.base_filters.items():
+        if names is None or name in names:
+            field_name = f"{name}_" if keyword.iskeyword(name) else name
+            parameters[field_name] = _parameter(name, list_filter)
+    return create_model(schema_name, __base__=ListParameters, **parameters)
+
+
+def _parameter(name: str, list_filter: django_filters.Filter) -> tuple[Any, Any]:
+    described = {"alias": name, "description": LIST_PARAMETER_DESCRIPTIONS[name]}
+    if isinstance(list_filter, django_filters.MultipleChoiceFilter):
+        # Slugs and codes: whether each names a tag or category is the filter's to say.
+        return list[str], Field([], **described)
+    if isinstance(list_filter, django_filters.ChoiceFilter):
+        choices = tuple(value for value, _ in list_filter.extra["choices"])
+        return Literal[choices] | None, Field(None, **described)
+    if isinstance(list_filter, django_filters.DateFilter):
+        return datetime.date | None, Field(None, **described)
+    if isinstance(list_filter, django_filters.CharFilter):
+        max_length = list_filter.extra.get("max_length")
+        return str | None, Field(None, max_length=max_length, **described)
+    raise TypeError(f"The list filter's {name!r} ({type(list_filter).__name__}) has no API type.")
+
+
+PaperFilters = list_parameters("PaperFilters")
+TrendingWindow = list_parameters("TrendingWindow", names=["window"])
 
 
 class Error(Schema):

@@ -8,8 +8,10 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from django_filters import ChoiceFilter
 
 from catalog import trending
+from catalog.filters import MAX_QUERY_LENGTH, PaperFilter
 from catalog.models import Paper, SimilarPaper, Summary
 from catalog.selectors import filter_papers
 from tests.accounts_factories import UserFactory
@@ -320,6 +322,38 @@ def test_the_openapi_schema_is_valid_and_names_every_filter(client):
         "cursor",
         "limit",
     }
+
+
+def test_the_list_parameters_are_the_list_filters(client):
+    schema = client.get("/api/v1/openapi.json").json()
+
+    for path in ("/api/v1/papers", "/api/v1/me/feed", "/api/v1/me/saved"):
+        parameters = {p["name"]: p["schema"] for p in schema["paths"][path]["get"]["parameters"]}
+        assert set(parameters) == {*PaperFilter.base_filters, "cursor", "limit"}
+        for name, list_filter in PaperFilter.base_filters.items():
+            # What a value may be, besides absent.
+            [accepted] = [
+                kind
+                for kind in parameters[name].get("anyOf", [parameters[name]])
+                if kind != {"type": "null"}
+            ]
+            if isinstance(list_filter, ChoiceFilter):
+                choices = [value for value, _ in list_filter.extra["choices"]]
+                assert accepted.get("enum", [accepted.get("const")]) == choices, name
+            if name == "q":
+                assert accepted["maxLength"] == MAX_QUERY_LENGTH
+
+
+def test_trending_reads_its_window_alone(client, catalog):
+    saved = catalog["papers"][1]
+    trending.record_signal(paper_id=saved.pk, reader_id=UserFactory().pk, kind="save")
+    trending.refresh_trending()
+
+    # Parameters its schema does not declare are not read behind its back.
+    listed = ids(client.get("/api/v1/trending?window=24h&tag=agents&q=vision"))
+
+    assert listed == ids(client.get("/api/v1/trending?window=24h"))
+    assert saved.pk in listed
 
 
 def test_the_docs_page_loads_its_script_from_this_site(client):
