@@ -414,6 +414,10 @@ LOGGING = {
         # Requests naming a host the site does not serve are scanners' noise,
         # a client error: logged, never mailed.
         "django.security.DisallowedHost": {"handlers": ["console"], "propagate": False},
+        # faiss tells at INFO which of its builds it loads, starting with "Could
+        # not load library with AVX512 support" on every CPU without AVX512: no
+        # fault (if no build loads, importing faiss raises). Its warnings still show.
+        "faiss.loader": {"level": "WARNING"},
     },
 }
 SENTRY_DSN = env("SENTRY_DSN", default="")
