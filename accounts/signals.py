@@ -1,3 +1,4 @@
+from allauth.account.models import EmailAddress
 from django.contrib.auth import get_user_model
 from django.contrib.auth.signals import user_logged_in
 from django.db.models.signals import post_delete, post_save
@@ -13,6 +14,30 @@ from accounts.reader_cache import reader_changed
 def create_profile(sender, instance, created: bool, raw: bool = False, **kwargs) -> None:
     if created and not raw:
         Profile.objects.get_or_create(user=instance)
+
+
+@receiver(post_save, sender=get_user_model())
+def confirm_superuser_address(
+    sender, instance, raw: bool = False, update_fields=None, **kwargs
+) -> None:
+    """A superuser's address was given by whoever runs the site (createsuperuser,
+    or a superuser in admin), so it counts as confirmed: they log in on the site
+    as in admin, without the confirmation mail readers answer."""
+    if raw or not instance.is_superuser or not instance.email:
+        return
+    if update_fields is not None and not {"email", "is_superuser"} & set(update_fields):
+        return  # a log-in's last_login, and the like
+    address = instance.email.lower()
+    held = EmailAddress.objects.filter(email__iexact=address, verified=True)
+    if held.exists():
+        return  # confirmed already, or another account's (which keeps it)
+    if not EmailAddress.objects.filter(user=instance, email__iexact=address).update(verified=True):
+        EmailAddress.objects.create(
+            user=instance,
+            email=address,
+            verified=True,
+            primary=not EmailAddress.objects.filter(user=instance, primary=True).exists(),
+        )
 
 
 @receiver([post_save, post_delete], sender=get_user_model())
