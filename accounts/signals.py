@@ -1,6 +1,7 @@
 from allauth.account.models import EmailAddress
 from django.contrib.auth import get_user_model
 from django.contrib.auth.signals import user_logged_in
+from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
@@ -8,6 +9,8 @@ from accounts import services
 from accounts.middleware import READER_LANGUAGE_SESSION_KEY
 from accounts.models import Profile, SavedPaper, Subscription
 from accounts.reader_cache import reader_changed
+from accounts.tasks import refresh_recommendations
+from core import background
 
 
 @receiver(post_save, sender=get_user_model())
@@ -51,6 +54,21 @@ def forget_cached_user(sender, instance, **kwargs) -> None:
 @receiver([post_save, post_delete], sender=SavedPaper)
 def forget_cached_reader_ids(sender, instance, **kwargs) -> None:
     reader_changed(user_id=instance.user_id)
+
+
+@receiver(post_save, sender=Subscription)
+@receiver(post_save, sender=SavedPaper)
+def recommend_from_new_interest(sender, instance, created: bool, raw: bool = False, **kwargs):
+    """A reader's first saves and followed tags give them For you at once (in the
+    background) rather than after the nightly run; asked once they are committed."""
+    if created and not raw and (sender is SavedPaper or instance.tag_id):
+        user_id = instance.user_id
+        transaction.on_commit(lambda: _recommend_if_none_yet(user_id), robust=True)
+
+
+def _recommend_if_none_yet(user_id: int) -> None:
+    if services.ask_for_recommendations_from_new_interest(user_id=user_id):
+        background.send(refresh_recommendations, [user_id])
 
 
 @receiver(user_logged_in)
