@@ -18,8 +18,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 # The installer: uv puts a lock into the venv in seconds where pip takes a minute
-# or two, checking every file against its hash as pip does. It comes from PyPI
-# itself, pinned with its hashes (requirements-uv.lock).
+# or two, checking every file against its hash as pip does, and compiling the
+# bytecode as pip does (else each process compiles what it imports, every time
+# where PYTHONDONTWRITEBYTECODE is set). It comes from PyPI itself, pinned with
+# its hashes (requirements-uv.lock).
 $(UV): $(BIN)/python requirements-uv.lock
 	$(BIN)/pip install --quiet --require-hashes -r requirements-uv.lock
 	touch $@
@@ -28,13 +30,13 @@ $(UV): $(BIN)/python requirements-uv.lock
 # whenever a lock changes. What the site needs to run (`make run`, the workers,
 # beat): requirements.lock alone.
 $(VENV)/.installed-site: $(UV) requirements.lock
-	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(UV) pip install --quiet --require-hashes -r requirements.lock
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(UV) pip install --quiet --require-hashes -r requirements.lock --compile-bytecode
 	touch $@
 
 # The same venv with the test, lint, benchmark and locking tools added (`make
 # test` and the targets below): the dev lock, whose runtime pins are the same.
 $(VENV)/.installed: $(VENV)/.installed-site requirements-dev.lock
-	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(UV) pip install --quiet --require-hashes -r requirements-dev.lock
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(UV) pip install --quiet --require-hashes -r requirements-dev.lock --compile-bytecode
 	touch $@
 
 # After editing requirements.txt, requirements-dev.txt or requirements-uv.txt:
