@@ -34,6 +34,9 @@ from discovery.models import DismissedPaper, Recommendation
 logger = logging.getLogger(__name__)
 
 PENDING_SESSION_KEY = "accounts:pending"
+# A reader's list is computed again after each of their first saves and followed
+# tags, up to this many; after that, the nightly run takes in what they add.
+FIRST_INTERESTS = 5
 
 
 def _target_field(target: Tag | Category) -> dict:
@@ -52,6 +55,8 @@ def unsubscribe(*, user: AbstractBaseUser, target: Tag | Category) -> None:
 
 def save_paper(*, user: AbstractBaseUser, paper: Paper) -> None:
     SavedPaper.objects.get_or_create(user=user, paper=paper)
+    # Saved papers are never recommended: the next computation leaves it out too.
+    Recommendation.objects.filter(user=user, paper=paper).delete()
     selectors.forget_reader_ids(user=user)
     trending.record_signal(paper_id=paper.pk, reader_id=user.pk, kind=ReaderSignal.Kind.SAVE)
 
@@ -112,9 +117,16 @@ def ask_for_first_recommendations(*, user_id: int) -> bool:
 
 
 def ask_for_recommendations_from_new_interest(*, user_id: int) -> bool:
-    """After a save or a followed tag: mark the list of a reader who has no
-    recommendations yet as under way, so they get For you now rather than after
-    the nightly run; whether it was (the caller queues the work)."""
+    """After a save or a followed tag: mark the list of a reader among their
+    first FIRST_INTERESTS saves and followed tags (or without recommendations)
+    as under way, so it grows with them now rather than after the nightly run;
+    whether it was (the caller queues the work)."""
+    interests = (
+        SavedPaper.objects.filter(user_id=user_id).count()
+        + Subscription.objects.filter(user_id=user_id, tag__isnull=False).count()
+    )
+    if interests <= FIRST_INTERESTS:
+        return _ask_for_recommendations(user_id=user_id, unless=Q(pk__in=[]))
     recommended = Exists(Recommendation.objects.filter(user_id=OuterRef("user_id")))
     return _ask_for_recommendations(user_id=user_id, unless=recommended)
 

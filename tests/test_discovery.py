@@ -519,21 +519,26 @@ def test_a_first_save_or_follow_computes_for_you_at_once_with_a_note_meanwhile(
 
 
 @pytest.mark.django_db
-def test_saves_after_the_first_list_wait_for_the_nightly_run(
+def test_saves_after_the_first_few_wait_for_the_nightly_run_but_leave_the_list_at_once(
     client, django_capture_on_commit_callbacks
 ):
     papers = topic_papers()
     build()
-    user = reader_of(papers, saved=[papers["proteins"][0]])
+    first = [*papers["proteins"], papers["galaxies"][0]][: services.FIRST_INTERESTS]
+    user = reader_of(papers, saved=first)
     services.refresh_recommendations()
     computed = Profile.objects.get(user=user).recommended_at
+    recommended = Recommendation.objects.filter(user=user).order_by("-score").first().paper
     client.force_login(user)
 
     with django_capture_on_commit_callbacks(execute=True):
-        client.post(f"/saved/{papers['galaxies'][0].pk}/save/")
+        client.post(f"/saved/{recommended.pk}/save/")
 
     assert Profile.objects.get(user=user).recommended_at == computed
-    assert "being prepared" not in client.get("/feed/for-you/").content.decode()
+    response = client.get("/feed/for-you/")
+    assert "being prepared" not in response.content.decode()
+    # A saved paper is never recommended.
+    assert recommended not in response.context["page"].object_list
 
 
 # Digests
@@ -576,6 +581,25 @@ def test_the_demo_shows_similar_papers_from_its_first_load(settings, client):
     assert SimilarPaper.objects.filter(paper=paper).count() == 10
     html = client.get(paper.get_absolute_url()).content.decode()
     assert "Similar papers" in html and "Both tagged #Reinforcement_Learning" in html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_on_the_demo_a_reader_who_saves_five_papers_gets_for_you_at_once(settings, client):
+    settings.DISCOVERY_AUTO = True
+    call_command("load_demo", stdout=StringIO())
+    user = UserFactory()
+    saved = list(Paper.objects.filter(tags__slug="verifiers").order_by("pk")[:5])
+    for paper in saved:
+        services.save_paper(user=user, paper=paper)
+
+    client.force_login(user)
+    response = client.get("/feed/for-you/")
+
+    html = response.content.decode()
+    listed = list(response.context["page"].object_list)
+    assert len(listed) >= 10 and not set(listed) & set(saved)
+    assert "Because you saved" in html and "No papers match" not in html
+    assert "being prepared" not in html
 
 
 @pytest.mark.django_db
