@@ -517,6 +517,15 @@ def test_a_first_save_or_follow_computes_for_you_at_once_with_a_note_meanwhile(
     topic = "proteins" if interest == "save" else "galaxies"
     assert {p.pk for p in listed[:3]} <= {p.pk for p in papers[topic]}
 
+    # A second save, among the first few, updates the list; meanwhile it says so.
+    with django_capture_on_commit_callbacks() as committed:
+        client.post(f"/saved/{papers['compilers'][0].pk}/save/")
+    with django_capture_on_commit_callbacks() as queued:
+        for callback in committed:
+            callback()
+    assert len(queued) == 1
+    assert "being updated" in client.get("/feed/for-you/").content.decode()
+
 
 @pytest.mark.django_db
 def test_saves_after_the_first_few_wait_for_the_nightly_run_but_leave_the_list_at_once(
