@@ -126,12 +126,12 @@ def ask_for_recommendations_from_new_interest(*, user_id: int) -> bool:
         + Subscription.objects.filter(user_id=user_id, tag__isnull=False).count()
     )
     if interests <= FIRST_INTERESTS:
-        return _ask_for_recommendations(user_id=user_id, unless=Q(pk__in=[]))
+        return _ask_for_recommendations(user_id=user_id)
     recommended = Exists(Recommendation.objects.filter(user_id=OuterRef("user_id")))
     return _ask_for_recommendations(user_id=user_id, unless=recommended)
 
 
-def _ask_for_recommendations(*, user_id: int, unless: Q | Exists) -> bool:
+def _ask_for_recommendations(*, user_id: int, unless: Q | Exists | None = None) -> bool:
     # One conditional UPDATE: of two requests at once, one asks.
     now = timezone.now()
     idle = (
@@ -139,7 +139,9 @@ def _ask_for_recommendations(*, user_id: int, unless: Q | Exists) -> bool:
         | Q(recommendations_asked_at__lt=now - RECOMMENDATIONS_LOST_AFTER)
         | Q(recommended_at__gte=F("recommendations_asked_at"))
     )
-    asked = Profile.objects.filter(idle, user_id=user_id).exclude(unless)
+    asked = Profile.objects.filter(idle, user_id=user_id)
+    if unless is not None:
+        asked = asked.exclude(unless)
     return bool(asked.update(recommendations_asked_at=now))
 
 

@@ -74,8 +74,10 @@ class Window:
 
 
 def window_end(*, key: str, now: datetime.datetime) -> datetime.datetime:
-    """The moment the window counts back from: when the newest paper with a
-    vector was listed, or now if that is later (or there is none)."""
+    """The moment the window counts back from: when the newest visible paper
+    with a vector was listed (none later than now), or now if there is none.
+    The newest-first index is walked until a paper has a vector: at once, but
+    for papers not embedded yet."""
     embedded = PaperVector.objects.filter(paper=OuterRef("pk"), key=key)
     newest = (
         Paper.objects.visible()
