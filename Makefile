@@ -2,6 +2,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+UV := $(BIN)/uv
 PG_URL ?= postgres://root@127.0.0.1:5432/papershelf
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -16,15 +17,32 @@ export SITE_ROOT ?= http://$(if $(filter 0.0.0.0,$(HOST)),127.0.0.1,$(HOST)):$(P
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# Exactly the locked versions, each checked against its hash (pip included);
-# reinstalled whenever the lock changes.
-$(VENV)/.installed: $(BIN)/python requirements-dev.lock
-	$(BIN)/pip install --quiet --require-hashes -r requirements-dev.lock
+# The installer: uv puts a lock into the venv in seconds where pip takes a minute
+# or two, checking every file against its hash as pip does, and compiling the
+# bytecode as pip does (else each process compiles what it imports, every time
+# where PYTHONDONTWRITEBYTECODE is set). It comes from PyPI itself, pinned with
+# its hashes (requirements-uv.lock).
+$(UV): $(BIN)/python requirements-uv.lock
+	$(BIN)/pip install --quiet --require-hashes -r requirements-uv.lock
 	touch $@
 
-# After editing requirements.txt or requirements-dev.txt: pin them and all they
-# pull in, with hashes, into requirements.lock (the image's) and
-# requirements-dev.lock (this venv's, with the same runtime pins). Pins already
+# Exactly the locked versions, each checked against its hash; reinstalled
+# whenever a lock changes. What the site needs to run (`make run`, the workers,
+# beat): requirements.lock alone.
+$(VENV)/.installed-site: $(UV) requirements.lock
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(UV) pip install --quiet --require-hashes -r requirements.lock --compile-bytecode
+	touch $@
+
+# The same venv with the test, lint, benchmark and locking tools added (`make
+# test` and the targets below): the dev lock, whose runtime pins are the same.
+$(VENV)/.installed: $(VENV)/.installed-site requirements-dev.lock
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(UV) pip install --quiet --require-hashes -r requirements-dev.lock --compile-bytecode
+	touch $@
+
+# After editing requirements.txt, requirements-dev.txt or requirements-uv.txt:
+# pin them and all they pull in, with hashes, into requirements.lock (the
+# image's and `make run`'s), requirements-dev.lock (`make test`'s, with the same
+# runtime pins) and requirements-uv.lock (the installer). Pins already
 # in a lock are kept; `make lock UPGRADE=1` moves everything to the newest
 # release. Resolved on Python 3.11 (3.11.3 or newer, as in the image) against PyPI alone, so that
 # every hash is one PyPI serves whatever mirror pip is set up with here.
@@ -35,13 +53,14 @@ lock: $(VENV)/.installed
 	$(PIP_COMPILE) --output-file requirements.lock requirements.txt
 	$(PIP_COMPILE) --constraint requirements.lock --output-file requirements-dev.lock \
 	  requirements-dev.txt
+	$(PIP_COMPILE) --output-file requirements-uv.lock requirements-uv.txt
 
 # Commands typed in another shell (manage.py createsuperuser, send_digests...) read
 # .env: `make run` writes one for development on first use and never changes it.
 .env:
 	printf '# Development settings, written by `make run`. Production sets DEBUG=0 and SECRET_KEY.\nDEBUG=1\nSITE_ROOT=%s\n' "$(SITE_ROOT)" > $@
 
-run: $(VENV)/.installed .env
+run: $(VENV)/.installed-site .env
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
@@ -75,10 +94,10 @@ format: $(VENV)/.installed
 
 # Every queue in one process for development; production runs a worker per queue
 # (docker-compose.yml).
-worker: $(VENV)/.installed
+worker: $(VENV)/.installed-site
 	$(BIN)/celery -A config worker -Q ingest,enrichment,mail,celery
 
-beat: $(VENV)/.installed
+beat: $(VENV)/.installed-site
 	$(BIN)/celery -A config beat
 
 # Snapshot import speed against a raw COPY, in a scratch database (see BENCHMARKS.md).

@@ -1,3 +1,4 @@
+import datetime
 import hashlib
 import secrets
 
@@ -13,6 +14,11 @@ from catalog.models import Category, Paper, Tag
 
 def new_feed_token() -> str:
     return secrets.token_urlsafe(24)
+
+
+# A For-you computation queued this long ago and not done is taken as lost (a
+# worker restarted meanwhile): the next visit, save or follow asks again.
+RECOMMENDATIONS_LOST_AFTER = datetime.timedelta(minutes=15)
 
 
 class Profile(models.Model):
@@ -39,11 +45,25 @@ class Profile(models.Model):
     feed_token = models.CharField(max_length=64, unique=True, default=new_feed_token)
     # The site language the reader chose; pages and digests use it once they log in.
     language = models.CharField(max_length=16, blank=True, choices=settings.LANGUAGES)
-    # When the reader's For-you list was last computed (nightly, or on first need).
+    # When the reader's For-you list was last computed (nightly, or on first need),
+    # and the newest paper it could offer then, which its window counted back from.
     recommended_at = models.DateTimeField(null=True, blank=True)
+    recommended_until = models.DateTimeField(null=True, blank=True)
+    # When a computation was queued outside the nightly run (a first visit, a
+    # first save or followed tag): under way until recommended_at passes it.
+    recommendations_asked_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return str(self.user)
+
+    @property
+    def recommendations_pending(self) -> bool:
+        asked = self.recommendations_asked_at
+        return (
+            asked is not None
+            and asked > timezone.now() - RECOMMENDATIONS_LOST_AFTER
+            and (self.recommended_at is None or self.recommended_at < asked)
+        )
 
 
 class Subscription(models.Model):

@@ -10,12 +10,14 @@ from django.contrib import messages
 from django.contrib.auth.models import AbstractBaseUser
 from django.core import signing
 from django.db import transaction
+from django.db.models import Exists, F, OuterRef, Q
 from django.http import HttpRequest
 from django.utils import timezone
 
 from accounts import emails, selectors
 from accounts.models import (
     API_TOKEN_PREFIX,
+    RECOMMENDATIONS_LOST_AFTER,
     ApiToken,
     Profile,
     RecommendationSent,
@@ -32,6 +34,9 @@ from discovery.models import DismissedPaper, Recommendation
 logger = logging.getLogger(__name__)
 
 PENDING_SESSION_KEY = "accounts:pending"
+# A reader's list is computed again after each of their first saves and followed
+# tags, up to this many; after that, the nightly run takes in what they add.
+FIRST_INTERESTS = 5
 
 
 def _target_field(target: Tag | Category) -> dict:
@@ -50,6 +55,8 @@ def unsubscribe(*, user: AbstractBaseUser, target: Tag | Category) -> None:
 
 def save_paper(*, user: AbstractBaseUser, paper: Paper) -> None:
     SavedPaper.objects.get_or_create(user=user, paper=paper)
+    # Saved papers are never recommended: the next computation leaves it out too.
+    Recommendation.objects.filter(user=user, paper=paper).delete()
     selectors.forget_reader_ids(user=user)
     trending.record_signal(paper_id=paper.pk, reader_id=user.pk, kind=ReaderSignal.Kind.SAVE)
 
@@ -91,7 +98,9 @@ def refresh_recommendations(
         show_progress=show_progress,
     )
     if run.readers:
-        Profile.objects.filter(user_id__in=reader_ids).update(recommended_at=now)
+        Profile.objects.filter(user_id__in=reader_ids).update(
+            recommended_at=now, recommended_until=run.until
+        )
     if user_ids is not None:
         # Asked for on a first visit: a reader with nothing to go on yet is
         # done too, and gets a list from the nightly run once they have.
@@ -99,6 +108,41 @@ def refresh_recommendations(
             recommended_at=now
         )
     return run
+
+
+def ask_for_first_recommendations(*, user_id: int) -> bool:
+    """On a first visit to For you: mark the list of a reader it was never
+    computed for as under way; whether it was (the caller queues the work)."""
+    return _ask_for_recommendations(user_id=user_id, unless=Q(recommended_at__isnull=False))
+
+
+def ask_for_recommendations_from_new_interest(*, user_id: int) -> bool:
+    """After a save or a followed tag: mark the list of a reader among their
+    first FIRST_INTERESTS saves and followed tags (or without recommendations)
+    as under way, so it grows with them now rather than after the nightly run;
+    whether it was (the caller queues the work)."""
+    interests = (
+        SavedPaper.objects.filter(user_id=user_id).count()
+        + Subscription.objects.filter(user_id=user_id, tag__isnull=False).count()
+    )
+    if interests <= FIRST_INTERESTS:
+        return _ask_for_recommendations(user_id=user_id)
+    recommended = Exists(Recommendation.objects.filter(user_id=OuterRef("user_id")))
+    return _ask_for_recommendations(user_id=user_id, unless=recommended)
+
+
+def _ask_for_recommendations(*, user_id: int, unless: Q | Exists | None = None) -> bool:
+    # One conditional UPDATE: of two requests at once, one asks.
+    now = timezone.now()
+    idle = (
+        Q(recommendations_asked_at__isnull=True)
+        | Q(recommendations_asked_at__lt=now - RECOMMENDATIONS_LOST_AFTER)
+        | Q(recommended_at__gte=F("recommendations_asked_at"))
+    )
+    asked = Profile.objects.filter(idle, user_id=user_id)
+    if unless is not None:
+        asked = asked.exclude(unless)
+    return bool(asked.update(recommendations_asked_at=now))
 
 
 def defer_until_login(*, request: HttpRequest, kind: str, object_id: int) -> None:

@@ -1,5 +1,7 @@
+from allauth.account.models import EmailAddress
 from django.contrib.auth import get_user_model
 from django.contrib.auth.signals import user_logged_in
+from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
@@ -7,12 +9,38 @@ from accounts import services
 from accounts.middleware import READER_LANGUAGE_SESSION_KEY
 from accounts.models import Profile, SavedPaper, Subscription
 from accounts.reader_cache import reader_changed
+from accounts.tasks import refresh_recommendations
+from core import background
 
 
 @receiver(post_save, sender=get_user_model())
 def create_profile(sender, instance, created: bool, raw: bool = False, **kwargs) -> None:
     if created and not raw:
         Profile.objects.get_or_create(user=instance)
+
+
+@receiver(post_save, sender=get_user_model())
+def confirm_superuser_address(
+    sender, instance, raw: bool = False, update_fields=None, **kwargs
+) -> None:
+    """A superuser's address was given by whoever runs the site (createsuperuser,
+    or a superuser in admin), so it counts as confirmed: they log in on the site
+    as in admin, without the confirmation mail readers answer."""
+    if raw or not instance.is_superuser or not instance.email:
+        return
+    if update_fields is not None and not {"email", "is_superuser"} & set(update_fields):
+        return  # a log-in's last_login, and the like
+    address = instance.email.lower()
+    held = EmailAddress.objects.filter(email__iexact=address, verified=True)
+    if held.exists():
+        return  # confirmed already, or another account's (which keeps it)
+    if not EmailAddress.objects.filter(user=instance, email__iexact=address).update(verified=True):
+        EmailAddress.objects.create(
+            user=instance,
+            email=address,
+            verified=True,
+            primary=not EmailAddress.objects.filter(user=instance, primary=True).exists(),
+        )
 
 
 @receiver([post_save, post_delete], sender=get_user_model())
@@ -26,6 +54,21 @@ def forget_cached_user(sender, instance, **kwargs) -> None:
 @receiver([post_save, post_delete], sender=SavedPaper)
 def forget_cached_reader_ids(sender, instance, **kwargs) -> None:
     reader_changed(user_id=instance.user_id)
+
+
+@receiver(post_save, sender=Subscription)
+@receiver(post_save, sender=SavedPaper)
+def recommend_from_new_interest(sender, instance, created: bool, raw: bool = False, **kwargs):
+    """A reader's first saves and followed tags give them For you at once (in the
+    background) rather than after the nightly run; asked once they are committed."""
+    if created and not raw and (sender is SavedPaper or instance.tag_id):
+        user_id = instance.user_id
+        transaction.on_commit(lambda: _recommend_if_none_yet(user_id), robust=True)
+
+
+def _recommend_if_none_yet(user_id: int) -> None:
+    if services.ask_for_recommendations_from_new_interest(user_id=user_id):
+        background.send(refresh_recommendations, [user_id])
 
 
 @receiver(user_logged_in)

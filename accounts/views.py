@@ -1,3 +1,5 @@
+import datetime
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -18,6 +20,7 @@ from accounts import selectors, services, toggles
 from accounts.forms import ApiTokenForm, DigestSettingsForm
 from accounts.middleware import READER_LANGUAGE_SESSION_KEY
 from accounts.tasks import refresh_recommendations
+from catalog.filters import PERIOD_DAYS
 from catalog.views import export_papers, render_paper_list
 from core import background
 from core.http import safe_methods
@@ -126,23 +129,50 @@ def feed_opened(request: HttpRequest, paper_id: int) -> HttpResponse:
 
 @login_required
 def for_you(request: HttpRequest) -> HttpResponse:
-    """Recent papers ranked for the reader (last 30 days unless a period or dates are chosen)."""
+    """Recent papers ranked for the reader (last 30 days unless a period or dates
+    are chosen, or a wider period when the newest papers it could offer are older)."""
     profile = request.user.profile
-    if profile.recommended_at is None:
+    pending = profile.recommendations_pending
+    if profile.recommended_at is None and services.ask_for_first_recommendations(
+        user_id=request.user.pk
+    ):
         # A reader's first visit: their list is computed now, in the background,
         # rather than at night.
         background.send(refresh_recommendations, [request.user.pk])
+        pending = True
     params = request.GET
     if not any(params.get(name) for name in ("period", "from", "to")):
         params = params.copy()
-        params["period"] = FOR_YOU_DEFAULT_PERIOD
+        if period := opening_period(until=profile.recommended_until):
+            params["period"] = period
     return render_paper_list(
         request,
         papers=selectors.for_you_papers(user=request.user),
         template="accounts/for_you.html",
         params=params,
         ordering=selectors.FOR_YOU_ORDER,
-        context={"for_you": True, "recommended_at": profile.recommended_at},
+        context={
+            "for_you": True,
+            "recommended_at": profile.recommended_at,
+            "recommendations_pending": pending,
+        },
+    )
+
+
+def opening_period(*, until: datetime.datetime | None) -> str | None:
+    """The period the For-you tab opens on: the last 30 days or, when the newest
+    paper the reader's list could offer is older (the demo), the narrowest wider
+    period holding it; None for any time."""
+    if until is None:
+        return FOR_YOU_DEFAULT_PERIOD
+    age = timezone.now() - until
+    return next(
+        (
+            period
+            for period, days in PERIOD_DAYS.items()
+            if days >= PERIOD_DAYS[FOR_YOU_DEFAULT_PERIOD] and age < datetime.timedelta(days=days)
+        ),
+        None,
     )
 
 

@@ -5,7 +5,7 @@
 Loads the demo (catalog/demo/papers.json) into a scratch SQLite database,
 which builds its vectors and neighbours as `make run` does, then for each of
 the 20 papers of the Korean list (the PyTorchKR paper list: the demo papers
-with an arXiv id) looks at its top 5 similar papers: a neighbour is on topic
+not from the R1_Reasoning digests) looks at its top 5 similar papers: a neighbour is on topic
 when it shares a tag with the paper, or when both papers name one of the
 demo's topics (the topic words of tools/build_demo.py: reinforcement
 learning, RL, GRPO, RAG, multimodal, agents, math problems, geometry,
@@ -68,8 +68,11 @@ def main() -> int:
             counts[word] = counts.get(word, 0) + 1
     common = {word for word, n in counts.items() if n > COMMON_SHARE * len(titles)}
     stop = frozenset(ENGLISH_STOP_WORDS) | common
+    # The digests' papers all carry their topic, R1_Reasoning; the list's none.
     korean_list = sorted(
-        (p for p in papers.values() if p.arxiv_id), key=lambda p: p.arxiv_id, reverse=True
+        (p for p in papers.values() if "r1-reasoning" not in {t.slug for t in p.tags.all()}),
+        key=lambda p: p.arxiv_id,
+        reverse=True,
     )
     neighbours = by_tag = on_topic = by_word = 0
     for paper in korean_list:

@@ -6,6 +6,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.db.models import Count, Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
+from django.utils.html import format_html, format_html_join
 from django.utils.translation import ngettext
 
 from catalog import arxiv_ids, counts, curation, services
@@ -17,6 +18,7 @@ from catalog.models import (
     Paper,
     PaperAuthor,
     PaperImage,
+    PaperProvenance,
     PaperTag,
     Summary,
     Tag,
@@ -211,8 +213,14 @@ class PaperAdmin(admin.ModelAdmin):
     date_hierarchy = "added_at"
     list_per_page = 50
     autocomplete_fields = ["primary_category", "categories"]
-    readonly_fields = ["listed_at", "author_names", "merged_into", "review"]
-    inlines = [PaperTagInline, CodeLinkInline, SummaryInline, PaperAuthorInline, PaperImageInline]
+    readonly_fields = ["listed_at", "author_names", "merged_into", "review", "provenance_record"]
+    inlines = [
+        PaperTagInline,
+        CodeLinkInline,
+        SummaryInline,
+        PaperAuthorInline,
+        PaperImageInline,
+    ]
     actions = ["add_tag", "remove_tag", "hide", "show", "publish_draft_summaries"]
     change_list_template = "admin/catalog/paper/change_list.html"
     object_history_template = "admin/catalog/paper/object_history.html"
@@ -257,10 +265,41 @@ class PaperAdmin(admin.ModelAdmin):
 
     def get_fieldsets(self, request, obj=None):
         fieldsets = super().get_fieldsets(request, obj)
+        if obj is not None and PaperProvenance.objects.filter(paper=obj).exists():
+            fieldsets = [
+                *fieldsets,
+                ("Provenance of the metadata", {"fields": ["provenance_record"]}),
+            ]
         if obj is None or obj.arxiv_id:
             main = [f for f in fieldsets[0][1]["fields"] if f != "match_arxiv_id"]
             return [(None, {"fields": main}), *fieldsets[1:]]
         return fieldsets
+
+    @admin.display(description="where the arXiv facts came from")
+    def provenance_record(self, paper: Paper) -> str:
+        """The record of facts not read from arXiv (the demo's): shown, never edited."""
+        provenance = PaperProvenance.objects.filter(paper=paper).first()
+        if provenance is None:
+            return "-"
+        sources = format_html_join(
+            "",
+            '<li><a href="{}" rel="noreferrer">{}</a></li>',
+            ((url, url) for url in provenance.sources if url.startswith(("https://", "http://"))),
+        )
+        replaced = (
+            f"Replaced by arXiv's data on {provenance.replaced_at:%Y-%m-%d %H:%M} UTC."
+            if provenance.replaced_at
+            else "Not yet read from arXiv: these facts are shown to readers as they are."
+        )
+        return format_html(
+            "<p>{} (recorded {}). Confidence: {}.</p><ul>{}</ul><p>{}</p><p>{}</p>",
+            provenance.gathered_by,
+            f"{provenance.recorded_at:%Y-%m-%d}",
+            provenance.confidence or "none (not found)",
+            sources,
+            provenance.notes,
+            replaced,
+        )
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return super().has_module_permission(request) or is_tag_editor(request.user)

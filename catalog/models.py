@@ -333,6 +333,35 @@ def title_key(title: str) -> str:
     return "".join(ch for ch in title.casefold() if ch.isalnum())[:300]
 
 
+class PaperProvenance(models.Model):
+    """Where a paper's arXiv facts came from when they were not read from arXiv:
+    the demo's, gathered by hand from public pages. Curators see it in admin;
+    readers see the facts alone. A later arXiv lookup replaces the facts, and
+    replaced_at says when."""
+
+    paper = models.OneToOneField(
+        Paper, on_delete=models.CASCADE, primary_key=True, related_name="provenance"
+    )
+    gathered_by = models.CharField(
+        max_length=200, help_text="Who gathered the facts, and for what."
+    )
+    # How sure: "abs page" (from arXiv's abstract page) or "other page".
+    confidence = models.CharField(max_length=32, blank=True)
+    sources = models.JSONField(default=list, blank=True, help_text="The pages read.")
+    notes = models.TextField(blank=True, help_text="Where each fact came from; disagreements.")
+    recorded_at = models.DateTimeField(default=timezone.now)
+    replaced_at = models.DateTimeField(
+        "replaced by arXiv's data", null=True, blank=True, help_text="When arXiv was read for it."
+    )
+
+    class Meta:
+        verbose_name = "provenance of the metadata"
+        verbose_name_plural = "provenance of the metadata"
+
+    def __str__(self) -> str:
+        return f"{self.paper_id}: {self.gathered_by}"
+
+
 class PaperAuthor(models.Model):
     paper = models.ForeignKey(Paper, on_delete=models.CASCADE)
     author = models.ForeignKey(Author, on_delete=models.CASCADE)

@@ -1,9 +1,11 @@
 """Catalog writes made through the ORM, one by one or by admin, make the cache stale;
-papers_stored tells the apps above the catalog which papers arrived or changed."""
+papers_stored tells the apps above the catalog which papers arrived or changed (and
+the catalog whose hand-gathered facts arXiv's data replaced)."""
 
 from django.db import transaction
 from django.db.models.signals import m2m_changed, post_delete, post_save
-from django.dispatch import Signal
+from django.dispatch import Signal, receiver
+from django.utils import timezone
 
 from catalog.cache import bump_catalog_version
 from catalog.models import (
@@ -13,6 +15,7 @@ from catalog.models import (
     Paper,
     PaperAuthor,
     PaperImage,
+    PaperProvenance,
     PaperTag,
     Summary,
     Tag,
@@ -42,3 +45,12 @@ for model in SHOWN_MODELS:
     )
 for through in (Paper.categories.through, Paper.tags.through):
     m2m_changed.connect(catalog_changed, sender=through, dispatch_uid=f"catalog_cache_{through}")
+
+
+@receiver(papers_stored, dispatch_uid="catalog_arxiv_replaces_gathered_facts")
+def arxiv_replaced_gathered_facts(sender, paper_ids: list[int], **kwargs) -> None:
+    """These papers were just stored from arXiv's own data, which replaced any
+    facts gathered elsewhere (the demo's): their provenance says so."""
+    PaperProvenance.objects.filter(paper_id__in=paper_ids, replaced_at=None).update(
+        replaced_at=timezone.now()
+    )

@@ -331,6 +331,9 @@ ARXIV_PAGE_SIZE = env.int("ARXIV_PAGE_SIZE", default=100)
 ARXIV_MAX_RETRIES = env.int("ARXIV_MAX_RETRIES", default=5)
 ARXIV_RETRY_BASE_WAIT = env.float("ARXIV_RETRY_BASE_WAIT", default=5.0)
 ARXIV_RETRY_MAX_WAIT = env.float("ARXIV_RETRY_MAX_WAIT", default=300.0)
+# A command someone waits for at a terminal (add_papers) stops retrying after
+# this long and says arXiv could not be read; workers keep the retries above.
+ARXIV_COMMAND_RETRY_SECONDS = env.float("ARXIV_COMMAND_RETRY_SECONDS", default=20.0)
 # A paper appears in the API hours to days after its "updated" time (arXiv
 # announces in daily batches, not over weekends), so each run pages back this
 # far before the previous successful run.
@@ -421,6 +424,10 @@ LOGGING = {
         # Requests naming a host the site does not serve are scanners' noise,
         # a client error: logged, never mailed.
         "django.security.DisallowedHost": {"handlers": ["console"], "propagate": False},
+        # faiss tells at INFO which of its builds it loads, starting with "Could
+        # not load library with AVX512 support" on every CPU without AVX512: no
+        # fault (if no build loads, importing faiss raises). Its warnings still show.
+        "faiss.loader": {"level": "WARNING"},
     },
 }
 SENTRY_DSN = env("SENTRY_DSN", default="")

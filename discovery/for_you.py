@@ -1,6 +1,10 @@
 """For you: recent papers ranked for each reader by their likeness to what the
 reader saved and to the tags they follow, computed nightly in a worker.
 
+"Recent" counts back from the newest paper For you can offer (or from now, if
+that is newer): a catalog whose newest papers are old, like the demo or a
+mirror whose ingest stopped, still offers its latest year rather than nothing.
+
 What a reader saved and follows is the accounts app's to know: it hands
 each reader's Interests in (accounts.services.refresh_recommendations).
 
@@ -22,10 +26,10 @@ import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from catalog.models import Paper, PaperTag
+from catalog.models import NEWEST_FIRST, Paper, PaperTag
 from core.progress import Progress
 from discovery import vectors
 from discovery.models import DismissedPaper, PaperVector, Recommendation
@@ -69,8 +73,25 @@ class Window:
         return self.centroids[tag_id]
 
 
-def load_window(*, now: datetime.datetime, key: str) -> Window:
-    since = now - datetime.timedelta(days=settings.FOR_YOU_DAYS)
+def window_end(*, key: str, now: datetime.datetime) -> datetime.datetime:
+    """The moment the window counts back from: when the newest visible paper
+    with a vector was listed (none later than now), or now if there is none.
+    The newest-first index is walked until a paper has a vector: at once, but
+    for papers not embedded yet."""
+    embedded = PaperVector.objects.filter(paper=OuterRef("pk"), key=key)
+    newest = (
+        Paper.objects.visible()
+        .filter(Exists(embedded), listed_at__lte=now)
+        .order_by(*NEWEST_FIRST)
+        .values_list("listed_at", flat=True)
+        .first()
+    )
+    return newest or now
+
+
+def load_window(*, end: datetime.datetime, key: str) -> Window:
+    """The vectors of the papers listed within FOR_YOU_DAYS before end."""
+    since = end - datetime.timedelta(days=settings.FOR_YOU_DAYS)
     recent = Paper.objects.visible().filter(listed_at__gte=since)
     rows = (
         PaperVector.objects.filter(key=key, paper__in=recent)
@@ -263,12 +284,18 @@ def seeds_of(*, interests: Interests, key: str) -> Seeds:
 
 
 def refresh_readers(
-    *, readers: list[Interests], window: Window, key: str, now: datetime.datetime
+    *,
+    readers: list[Interests],
+    window: Window,
+    key: str,
+    now: datetime.datetime,
+    end: datetime.datetime,
 ) -> int:
-    """Replace these readers' recommendations; how many were stored."""
+    """Replace these readers' recommendations, the kept periods counted back
+    from the window's end; how many were stored."""
     user_ids = [reader.user_id for reader in readers]
     ranked = rank_for_readers(
-        window=window, readers=[seeds_of(interests=each, key=key) for each in readers], now=now
+        window=window, readers=[seeds_of(interests=each, key=key) for each in readers], now=end
     )
     rows = [
         Recommendation(
@@ -293,6 +320,8 @@ class RecommendationRun:
     readers: int = 0
     rows: int = 0
     seconds: float = 0.0
+    # The window's end: the newest paper the lists could offer.
+    until: datetime.datetime | None = None
 
 
 def refresh(
@@ -313,11 +342,14 @@ def refresh(
     except vectors.NotFitted:
         logger.warning("No vectors yet: recommendations wait for `build_vectors`")
         return run
-    window = load_window(now=now, key=key)
+    run.until = window_end(key=key, now=now)
+    window = load_window(end=run.until, key=key)
     with Progress("readers", total=total, unit="readers", enabled=show_progress) as bar:
         remaining = iter(readers)
         while batch := list(itertools.islice(remaining, READERS_AT_ONCE)):
-            run.rows += refresh_readers(readers=batch, window=window, key=key, now=now)
+            run.rows += refresh_readers(
+                readers=batch, window=window, key=key, now=now, end=run.until
+            )
             run.readers += len(batch)
             bar.advance(len(batch))
     run.seconds = (timezone.now() - started).total_seconds()

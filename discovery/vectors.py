@@ -19,7 +19,6 @@ from typing import Protocol
 
 import joblib
 import numpy as np
-import openai
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db.models import Exists, OuterRef, Q, QuerySet
@@ -194,6 +193,11 @@ class OpenAIEmbeddingBackend:
         self.dimensions = dimensions
         self._attempts = max(1, attempts)
         self._batch_size = max(1, batch_size)
+        # Imported here and in _request, like scikit-learn above: loaded by
+        # every process at Django's setup, openai would cost each of them for
+        # a backend few use.
+        import openai
+
         self._client = openai.OpenAI(
             base_url=base_url or None,
             api_key=api_key or "unused",
@@ -224,6 +228,8 @@ class OpenAIEmbeddingBackend:
         )
 
     def _request(self, batch: list[str]):
+        import openai
+
         try:
             with embedding_turn():
                 return self._client.embeddings.create(

@@ -4,15 +4,21 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from enrichment.base import EnrichmentBackend
-from enrichment.extractive import ExtractiveBackend
-from enrichment.llm import LanguageModelBackend
 
 
 def get_backend() -> EnrichmentBackend:
+    # Each backend's libraries are imported when it is chosen, like faiss and
+    # scikit-learn in discovery: nltk (with scipy and scikit-learn) and openai
+    # at Django's setup cost every command and web process 3 s of CPU, which
+    # is most of `manage.py check`.
     name = settings.SUMMARY_BACKEND
     if name == "extractive":
+        from enrichment.extractive import ExtractiveBackend
+
         return ExtractiveBackend()
     if name == "openai":
+        from enrichment.llm import LanguageModelBackend
+
         return LanguageModelBackend(
             base_url=settings.LLM_BASE_URL,
             api_key=settings.LLM_API_KEY,

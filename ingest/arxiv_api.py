@@ -42,11 +42,13 @@ class ArxivClient(arxiv.Client):
         self.http = http
 
     @classmethod
-    def from_settings(cls, *, page_size: int | None = None) -> "ArxivClient":
+    def from_settings(
+        cls, *, page_size: int | None = None, give_up_after: float | None = None
+    ) -> "ArxivClient":
         return cls(
             base_url=settings.ARXIV_API_URL,
             page_size=page_size or settings.ARXIV_PAGE_SIZE,
-            http=ArxivHttp.from_settings(),
+            http=ArxivHttp.from_settings(give_up_after=give_up_after),
         )
 
     def _parse_feed(

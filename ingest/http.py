@@ -4,7 +4,9 @@ All readers share one arXiv turn (core.pacing), so however many workers
 run, arXiv sees one connection at a time with ARXIV_DELAY_SECONDS between
 requests. A failure that retrying may cure (a timeout, a dropped connection,
 HTTP 429 or 5xx, a page cut off) is retried with growing waits, honouring
-Retry-After; after ARXIV_MAX_RETRIES the source counts as unreadable.
+Retry-After; after ARXIV_MAX_RETRIES the source counts as unreadable. A
+command someone waits for at a terminal also gives up once retrying would
+take longer than give_up_after seconds (ARXIV_COMMAND_RETRY_SECONDS).
 """
 
 import datetime
@@ -53,6 +55,9 @@ class ArxivHttp:
     retry_max_wait: float
     session: requests.Session = field(default_factory=requests.Session)
     sleep: Callable[[float], None] = time.sleep
+    # No retry waits past this many seconds after the first try; None for workers,
+    # which retry for as long as max_retries and their waits allow.
+    give_up_after: float | None = None
 
     @classmethod
     def from_settings(cls, **overrides) -> "ArxivHttp":
@@ -66,16 +71,23 @@ class ArxivHttp:
         return cls(**(options | overrides))
 
     def retrying(self, attempt: Callable[[], T], *, what: str) -> T:
-        """attempt(), tried again after each Retryable until the retries run out."""
+        """attempt(), tried again after each Retryable until the retries (or the
+        time to give up) run out."""
+        started = time.monotonic()
         for number in range(self.max_retries + 1):
             try:
                 return attempt()
             except Retryable as err:
-                if number == self.max_retries:
-                    raise SourceUnreadable(
-                        f"{err} (gave up after {number + 1} tries: {what})"
-                    ) from err
                 wait = self.wait_before_retry(number, retry_after=err.retry_after)
+                out_of_time = (
+                    self.give_up_after is not None
+                    and time.monotonic() + wait - started > self.give_up_after
+                )
+                if number == self.max_retries or out_of_time:
+                    took = time.monotonic() - started
+                    raise SourceUnreadable(
+                        f"{err} (gave up after {number + 1} tries in {took:.0f} s: {what})"
+                    ) from err
                 logger.warning("arXiv request failed (%s); retrying in %.1f s", err, wait)
                 self.sleep(wait)
         raise AssertionError("unreachable")

@@ -32,7 +32,10 @@ class UserFactory(factory.django.DjangoModelFactory):
     @factory.post_generation
     def verified_email(self, create, extracted, **kwargs):
         if create:
-            EmailAddress.objects.create(user=self, email=self.email, primary=True, verified=True)
+            # A superuser's address is confirmed on save already (accounts.signals).
+            EmailAddress.objects.update_or_create(
+                user=self, email=self.email, defaults={"primary": True, "verified": True}
+            )
 
 
 class SubscriptionFactory(factory.django.DjangoModelFactory):

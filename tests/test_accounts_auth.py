@@ -1,5 +1,6 @@
 """Sign-up, log-in, log-out and account changes through django-allauth."""
 
+import io
 import os
 import re
 import subprocess
@@ -11,6 +12,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core import mail
 from django.core.cache import cache
+from django.core.management import call_command
 
 from accounts.models import Profile
 from tests.accounts_factories import PASSWORD, UserFactory
@@ -60,6 +62,45 @@ def test_sign_up_requires_confirming_the_email_before_logging_in(client):
     assert response.status_code == 302
     assert response.url == "/feed/"
     assert int(client.session["_auth_user_id"]) == user.pk
+
+
+def test_a_superuser_made_by_createsuperuser_logs_in_on_the_site(client, monkeypatch):
+    monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", PASSWORD)
+    call_command(
+        "createsuperuser",
+        "--noinput",
+        "--username",
+        "curator",
+        "--email",
+        "Curator@Example.com",
+        stdout=io.StringIO(),
+    )
+    user = get_user_model().objects.get(username="curator")
+
+    response = log_in(client, "curator@example.com")
+
+    assert response.status_code == 302 and response.url == "/feed/"
+    assert int(client.session["_auth_user_id"]) == user.pk
+    assert not mail.outbox
+    assert list(
+        EmailAddress.objects.filter(user=user).values_list("email", "verified", "primary")
+    ) == [("curator@example.com", True, True)]
+
+
+def test_only_superusers_addresses_count_as_confirmed(client):
+    staff = get_user_model().objects.create_user(
+        "staff", email="staff@example.com", password=PASSWORD, is_staff=True
+    )
+
+    response = log_in(client, "staff@example.com")
+
+    assert "_auth_user_id" not in client.session
+    assert response.url == "/accounts/confirm-email/"
+    assert not EmailAddress.objects.filter(user=staff, verified=True).exists()
+    # Made a superuser in admin, the address counts as confirmed from then on.
+    staff.is_superuser = True
+    staff.save()
+    assert log_in(client, "staff@example.com").url == "/feed/"
 
 
 def test_log_in_by_email_and_log_out(client):

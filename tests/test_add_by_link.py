@@ -3,6 +3,8 @@
 import datetime
 import io
 import re
+import socket
+import time
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -14,8 +16,10 @@ from lxml import etree
 from catalog.models import CurationEvent, Paper, PaperTag
 from catalog.signals import papers_stored
 from ingest import links, tasks
+from ingest.http import ArxivHttp
 from ingest.links import Result
 from ingest.models import IngestRun, LinkRequest
+from ingest.records import SourceUnreadable
 from tests.accounts_factories import CuratorFactory, UserFactory
 from tests.arxiv_server import (
     ATOM,
@@ -226,6 +230,49 @@ def test_the_command_fails_clearly_when_arxiv_is_down(fake_arxiv):
     with pytest.raises(CommandError, match=r"HTTP 503.*Nothing was stored"):
         call_command("add_papers", entry_id(fake_arxiv.entries[0]), stdout=io.StringIO())
     assert Paper.objects.count() == 0
+
+
+def closed_port() -> int:
+    """A local port nothing listens on: connecting to it is refused at once, as offline."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_offline_the_command_stops_retrying_in_time_and_says_why(settings):
+    settings.ARXIV_API_URL = f"http://127.0.0.1:{closed_port()}/api/query"
+    settings.ARXIV_DELAY_SECONDS = 0
+    # The waits of a worker's retries, shortened: 0.2 s, then 0.4, 0.8, 1.6, 3.2.
+    settings.ARXIV_RETRY_BASE_WAIT = 0.2
+    settings.ARXIV_MAX_RETRIES = 5
+    settings.ARXIV_COMMAND_RETRY_SECONDS = 1.5
+    out = io.StringIO()
+    started = time.monotonic()
+
+    with pytest.raises(CommandError) as raised:
+        call_command("add_papers", "2505.15034", stdout=out)
+
+    took = time.monotonic() - started
+    message = str(raised.value)
+    assert "connection failed" in message and "Nothing was stored." in message
+    tries = int(re.search(r"gave up after (\d) tries", message)[1])
+    # It retried, and stopped before the retries a worker would go on with.
+    assert 2 <= tries < 6
+    assert took < 1.5 + 1
+    assert "arXiv could not be read" in out.getvalue()
+    assert Paper.objects.count() == 0
+
+
+def test_workers_keep_retrying_past_the_commands_bound(settings):
+    settings.ARXIV_API_URL = f"http://127.0.0.1:{closed_port()}/api/query"
+    settings.ARXIV_DELAY_SECONDS = 0
+    waits: list[float] = []
+    http = ArxivHttp.from_settings(sleep=waits.append)
+
+    with pytest.raises(SourceUnreadable, match="gave up after 6 tries"):
+        http.retrying(lambda: http.get(settings.ARXIV_API_URL), what="a worker's request")
+
+    assert sum(waits) > settings.ARXIV_COMMAND_RETRY_SECONDS
 
 
 def test_five_hundred_links_at_once_take_five_requests(fake_arxiv, django_assert_max_num_queries):

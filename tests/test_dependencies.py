@@ -2,7 +2,10 @@
 hand-edited requirements ask for, and every package the code imports is declared."""
 
 import ast
+import os
 import re
+import shutil
+import subprocess
 import sys
 from importlib.metadata import packages_distributions
 from pathlib import Path
@@ -51,6 +54,7 @@ def lock(name: str) -> dict[str, str]:
     [
         (["requirements.txt"], "requirements.lock"),
         (["requirements.txt", "requirements-dev.txt"], "requirements-dev.lock"),
+        (["requirements-uv.txt"], "requirements-uv.lock"),
     ],
 )
 def test_the_lock_pins_what_the_requirements_ask_for(inputs, lock_file):
@@ -73,6 +77,31 @@ def test_installs_use_the_lock_and_check_its_hashes():
     assert "pip install --quiet --require-hashes -r requirements-dev.lock" in makefile
     assert "--require-hashes" in dockerfile
     assert "requirements.lock" in dockerfile
+
+
+def planned_commands(target: str, tmp_path: Path) -> list[str]:
+    """What `make TARGET` would run in a fresh clone (make --dry-run), one command a line."""
+    for name in ("Makefile", "requirements.lock", "requirements-dev.lock", "requirements-uv.lock"):
+        shutil.copy(PROJECT / name, tmp_path / name)
+    planned = subprocess.run(
+        ["make", "--dry-run", "--no-print-directory", target],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PATH": os.environ["PATH"]},
+    )
+    return planned.stdout.splitlines()
+
+
+def test_make_run_installs_the_runtime_lock_alone_and_make_test_the_dev_lock(tmp_path):
+    run = [line for line in planned_commands("run", tmp_path) if "pip install" in line]
+    test = [line for line in planned_commands("test", tmp_path) if "pip install" in line]
+
+    assert len(run) == 2 and all("--require-hashes" in line for line in run + test)
+    assert "-r requirements-uv.lock" in run[0] and "-r requirements.lock" in run[1]
+    assert not any("requirements-dev.lock" in line for line in run)
+    assert any("-r requirements-dev.lock" in line for line in test)
 
 
 def third_party_imports(*roots: str) -> dict[str, set[str]]:

@@ -12,7 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from accounts import selectors, services
+from accounts import selectors, services, views
 from accounts.models import Profile, RecommendationSent
 from catalog.models import Paper, SimilarPaper
 from catalog.signals import papers_stored
@@ -438,6 +438,118 @@ def test_for_you_needs_a_login_and_a_first_visit_computes_the_list(
     assert Recommendation.objects.filter(user=user).exists()
 
 
+@pytest.mark.django_db
+def test_for_you_counts_its_window_back_from_the_newest_papers_it_can_offer(client):
+    # The newest papers are older than FOR_YOU_DAYS (the demo, a mirror whose
+    # ingest stopped): counted from today, the window would hold nothing.
+    papers = topic_papers(days_ago=500)
+    too_old = PaperFactory(
+        title=TOPICS["proteins"][0],
+        abstract=TOPICS["proteins"][1],
+        published_at=timezone.now() - datetime.timedelta(days=500 + 400),
+    )
+    build()
+    saved = papers["proteins"][0]
+    user = reader_of(papers, saved=[saved])
+
+    services.refresh_recommendations()
+
+    recommended = set(Recommendation.objects.filter(user=user).values_list("paper_id", flat=True))
+    assert {p.pk for p in papers["proteins"][1:]} <= recommended
+    assert too_old.pk not in recommended
+    profile = Profile.objects.get(user=user)
+    assert profile.recommended_until == papers["compilers"][0].published_at
+    client.force_login(user)
+    response = client.get("/feed/for-you/")
+    # The tab opens on a period holding them (any time, here) instead of an empty month.
+    listed = list(response.context["page"].object_list)
+    assert {p.pk for p in listed[:3]} == {p.pk for p in papers["proteins"][1:]}
+    assert "No papers match these filters" not in response.content.decode()
+    assert "No papers match these filters" in (
+        client.get("/feed/for-you/?period=30d").content.decode()
+    )
+
+
+@pytest.mark.django_db
+def test_for_you_opens_on_the_narrowest_period_holding_the_newest_it_could_offer():
+    now = timezone.now()
+    assert views.opening_period(until=None) == "30d"
+    assert views.opening_period(until=now - datetime.timedelta(hours=3)) == "30d"
+    assert views.opening_period(until=now - datetime.timedelta(days=40)) == "365d"
+    assert views.opening_period(until=now - datetime.timedelta(days=400)) is None
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("interest", ["save", "follow"])
+def test_a_first_save_or_follow_computes_for_you_at_once_with_a_note_meanwhile(
+    client, django_capture_on_commit_callbacks, interest
+):
+    papers = topic_papers()
+    build()
+    user = UserFactory()
+    client.force_login(user)
+    # A first visit with nothing to go on is computed, and finds nothing.
+    with django_capture_on_commit_callbacks(execute=True):
+        client.get("/feed/for-you/")
+    assert not Recommendation.objects.filter(user=user).exists()
+
+    with django_capture_on_commit_callbacks() as committed:
+        if interest == "save":
+            client.post(f"/saved/{papers['proteins'][0].pk}/save/")
+        else:
+            client.post("/tags/galaxies/subscribe/")
+    # Once the interest is committed, the computation is asked for and queued.
+    with django_capture_on_commit_callbacks() as queued:
+        for callback in committed:
+            callback()
+    assert len(queued) == 1
+    # Queued, not done: the tab says it is being prepared, and asks for nothing more.
+    with django_capture_on_commit_callbacks() as more:
+        waiting = client.get("/feed/for-you/").content.decode()
+    assert "being prepared" in waiting and more == []
+    assert not Recommendation.objects.filter(user=user).exists()
+    queued[0]()
+
+    response = client.get("/feed/for-you/")
+    assert "being prepared" not in response.content.decode()
+    assert "Refreshed every night" in response.content.decode()
+    listed = list(response.context["page"].object_list)
+    topic = "proteins" if interest == "save" else "galaxies"
+    assert {p.pk for p in listed[:3]} <= {p.pk for p in papers[topic]}
+
+    # A second save, among the first few, updates the list; meanwhile it says so.
+    with django_capture_on_commit_callbacks() as committed:
+        client.post(f"/saved/{papers['compilers'][0].pk}/save/")
+    with django_capture_on_commit_callbacks() as queued:
+        for callback in committed:
+            callback()
+    assert len(queued) == 1
+    assert "being updated" in client.get("/feed/for-you/").content.decode()
+
+
+@pytest.mark.django_db
+def test_saves_after_the_first_few_wait_for_the_nightly_run_but_leave_the_list_at_once(
+    client, django_capture_on_commit_callbacks
+):
+    papers = topic_papers()
+    build()
+    first = [*papers["proteins"], papers["galaxies"][0]][: services.FIRST_INTERESTS]
+    user = reader_of(papers, saved=first)
+    services.refresh_recommendations()
+    computed = Profile.objects.get(user=user).recommended_at
+    recommended = Recommendation.objects.filter(user=user).order_by("-score").first().paper
+    client.force_login(user)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/saved/{recommended.pk}/save/")
+
+    assert Profile.objects.get(user=user).recommended_at == computed
+    response = client.get("/feed/for-you/")
+    assert "being prepared" not in response.content.decode()
+    # A saved paper is never recommended.
+    assert recommended not in response.context["page"].object_list
+
+
 # Digests
 
 
@@ -478,6 +590,25 @@ def test_the_demo_shows_similar_papers_from_its_first_load(settings, client):
     assert SimilarPaper.objects.filter(paper=paper).count() == 10
     html = client.get(paper.get_absolute_url()).content.decode()
     assert "Similar papers" in html and "Both tagged #Reinforcement_Learning" in html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_on_the_demo_a_reader_who_saves_five_papers_gets_for_you_at_once(settings, client):
+    settings.DISCOVERY_AUTO = True
+    call_command("load_demo", stdout=StringIO())
+    user = UserFactory()
+    saved = list(Paper.objects.filter(tags__slug="verifiers").order_by("pk")[:5])
+    for paper in saved:
+        services.save_paper(user=user, paper=paper)
+
+    client.force_login(user)
+    response = client.get("/feed/for-you/")
+
+    html = response.content.decode()
+    listed = list(response.context["page"].object_list)
+    assert len(listed) >= 10 and not set(listed) & set(saved)
+    assert "Because you saved" in html and "No papers match" not in html
+    assert "being prepared" not in html
 
 
 @pytest.mark.django_db

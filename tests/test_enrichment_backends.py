@@ -1,3 +1,7 @@
+import os
+import subprocess
+import sys
+
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
@@ -182,3 +186,23 @@ def test_extractive_backend_writes_no_takeaways_for_a_two_sentence_abstract():
 def test_extractive_backend_fails_without_abstract():
     with pytest.raises(EnrichmentFailed, match="no abstract"):
         ExtractiveBackend().enrich(title=TITLE, abstract="")
+
+
+def test_the_backends_libraries_are_not_loaded_by_every_process():
+    """nltk (with scipy and scikit-learn) and openai load when a backend is chosen,
+    not at Django's setup, which every command and web process pays for."""
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, django; django.setup(); "
+            "from django.core.management import call_command; call_command('check'); "
+            "print(sorted({'nltk', 'openai', 'sklearn', 'scipy'} & set(sys.modules)))",
+        ],
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "1"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+    assert loaded.stdout.strip().splitlines()[-1] == "[]"

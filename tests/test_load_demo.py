@@ -7,13 +7,30 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from lxml import etree
 
 from catalog.demo.services import DEMO_CATALOG
-from catalog.models import CodeLink, Paper, PaperAuthor, PaperTag, Summary, Tag
+from catalog.models import (
+    Category,
+    CodeLink,
+    Paper,
+    PaperAuthor,
+    PaperProvenance,
+    PaperTag,
+    Summary,
+    Tag,
+    title_key,
+)
+from ingest import links
+from tests.accounts_factories import CuratorFactory
+from tests.arxiv_server import ATOM, fake_arxiv_fixture, with_id  # noqa: F401
 from tests.factories import PaperFactory, TagFactory
 from tools import build_demo as build
 
 SEEDS = Path(__file__).parent / "data" / "seeds"
+METADATA = json.loads(
+    (Path(__file__).parent / "data" / "demo-metadata" / "arxiv_metadata.json").read_text("utf-8")
+)
 UTC = datetime.UTC
 
 
@@ -37,11 +54,19 @@ def catalog_state() -> dict:
                 "author_names",
                 "published_at",
                 "published_precision",
+                "updated_at",
                 "added_at",
+                "primary_category__code",
                 "is_visible",
             )
         ),
         "authors": sorted(PaperAuthor.objects.values_list("paper_id", "author__name", "position")),
+        "categories": sorted(
+            Paper.categories.through.objects.values_list("paper_id", "category_id")
+        ),
+        "provenance": sorted(
+            PaperProvenance.objects.values_list("paper_id", "confidence", "sources", "notes")
+        ),
         "tags": sorted(Tag.objects.values_list("id", "name", "slug", "description")),
         "paper_tags": sorted(PaperTag.objects.values_list("paper_id", "tag_id", "added_at")),
         "code_links": sorted(CodeLink.objects.values_list("paper_id", "url", "kind", "source")),
@@ -55,10 +80,11 @@ def catalog_state() -> dict:
 
 @pytest.mark.django_db
 def test_load_creates_the_demo_catalog():
-    assert load_demo() == "Loaded 60 papers, 7 tags, 34 code links, 120 summaries"
+    assert load_demo() == "Loaded 60 papers, 7 tags, 38 code links, 120 summaries"
 
     assert Paper.objects.count() == 60
-    assert Paper.objects.exclude(arxiv_id=None).count() == 20
+    # The Korean list's 20 ids and 37 of the digests' 40, found by title.
+    assert Paper.objects.exclude(arxiv_id=None).count() == 57
     assert set(Tag.objects.values_list("name", "slug")) == {
         ("R1_Reasoning", "r1-reasoning"),
         ("Reinforcement_Learning", "reinforcement-learning"),
@@ -70,14 +96,16 @@ def test_load_creates_the_demo_catalog():
     }
     assert not Tag.objects.filter(description="").exists()
     assert Tag.objects.get(slug="r1-reasoning").papers.count() == 40
-    assert CodeLink.objects.count() == 34
+    assert CodeLink.objects.count() == 38
     assert set(CodeLink.objects.values_list("kind", flat=True)) == {"official"}
+    # Four more than the pages' text gives, from the pages the facts were read from.
+    assert CodeLink.objects.filter(source="other").count() == 4
     assert Summary.objects.count() == 120
     assert set(Summary.objects.values_list("backend", "status")) == {("llm", "published")}
 
 
 @pytest.mark.django_db
-def test_a_listed_paper_keeps_its_id_and_gets_the_month_the_id_gives():
+def test_a_listed_paper_gets_the_arxiv_facts_gathered_for_it_with_their_provenance():
     load_demo()
 
     paper = Paper.objects.get(arxiv_id="2505.15034")
@@ -85,17 +113,150 @@ def test_a_listed_paper_keeps_its_id_and_gets_the_month_the_id_gives():
         "RL Tango: Reinforcing Generator and Verifier Together for Language Reasoning"
     )
     assert paper.abstract.endswith("Code is at: https://github.com/kaiwenzha/rl-tango.")
-    assert paper.version is None
-    assert paper.published_at == datetime.datetime(2025, 5, 1, tzinfo=UTC)
-    assert paper.published_precision == Paper.DatePrecision.MONTH
-    assert paper.published_label == "2025-05"
+    assert paper.version == 2
+    assert paper.published_at == datetime.datetime(2025, 5, 21, tzinfo=UTC)
+    assert paper.published_precision == Paper.DatePrecision.DAY
+    assert paper.published_label == "2025-05-21"
+    # v2's date was not seen: none is made up.
+    assert paper.updated_at is None
     assert list(paper.code_links.values_list("url", "kind", "source")) == [
         ("https://github.com/kaiwenzha/rl-tango", "official", "abstract")
     ]
-    # The list names no authors and carries no summaries.
-    assert paper.author_names == ""
+    # Authors stored as ingest stores them: ordered rows and the names on the paper.
+    assert list(paper.authors.order_by("paperauthor__position").values_list("name", flat=True)) == [
+        "Kaiwen Zha",
+        "Zhengqi Gao",
+        "Maohao Shen",
+        "Zhang-Wei Hong",
+        "Duane S. Boning",
+        "Dina Katabi",
+    ]
+    assert paper.author_names.startswith("Kaiwen Zha, Zhengqi Gao")
+    assert paper.primary_category.code == "cs.LG"
+    assert paper.primary_category.name == "Machine Learning"
+    assert list(paper.categories.values_list("code", flat=True)) == ["cs.LG"]
+    provenance = paper.provenance
+    assert provenance.confidence == "abs page"
+    assert provenance.sources == [
+        "https://arxiv.org/abs/2505.15034",
+        "https://arxiv.org/html/2505.15034v2",
+    ]
+    assert provenance.notes.startswith("abs page snapshot shows a single submission")
+    assert provenance.replaced_at is None
+    # The list carries no summaries, and this paper is not in the digests' tag.
     assert not paper.summaries.exists()
     assert "r1-reasoning" not in paper.tags.values_list("slug", flat=True)
+
+
+@pytest.mark.django_db
+def test_a_digest_paper_found_by_title_gets_its_id_versions_and_categories():
+    load_demo()
+
+    paper = Paper.objects.get(title__startswith="AgenTracer:")
+    assert paper.arxiv_id == "2509.03312"
+    assert paper.get_absolute_url() == "/papers/2509.03312/"
+    assert paper.abs_url == "https://arxiv.org/abs/2509.03312"
+    assert paper.pdf_url == "https://arxiv.org/pdf/2509.03312"
+    assert paper.versioned_id == "2509.03312v2"
+    assert paper.list_date.text == "2025-09-03"
+    assert [(date.label, date.text) for date in paper.other_dates] == [
+        ("This version (v2)", "2025-09-04"),
+        ("Added here", "2025-09-07"),
+    ]
+    assert paper.primary_category.code == "cs.CL"
+    assert set(paper.categories.values_list("code", flat=True)) == {"cs.CL", "cs.MA"}
+    assert paper.provenance.confidence == "abs page"
+
+    strefer = Paper.objects.get(title__startswith="Strefer:")
+    assert strefer.arxiv_id == "2509.03501"
+    # Categories were seen, the primary one was not: it stays empty.
+    assert strefer.primary_category is None
+    assert set(strefer.categories.values_list("code", flat=True)) == {
+        "cs.CV",
+        "cs.AI",
+        "cs.HC",
+        "cs.LG",
+    }
+    assert strefer.provenance.confidence == "other page"
+
+
+@pytest.mark.django_db
+def test_papers_not_found_on_arxiv_stay_listings_and_say_so_to_curators():
+    load_demo()
+
+    id_less = Paper.objects.filter(arxiv_id=None).order_by("title")
+    assert [paper.title[:6] for paper in id_less] == ["GeoFM:", "RTQA :", "VulRTe"]
+    for paper in id_less:
+        assert paper.published_at is None
+        assert paper.primary_category is None
+        assert paper.provenance.notes.startswith("Not found")
+        assert paper.get_absolute_url() == f"/p/{paper.pk}/"
+
+
+@pytest.mark.django_db
+def test_a_real_arxiv_lookup_replaces_the_gathered_facts_and_the_provenance_says_so(fake_arxiv):
+    load_demo()
+    fetched = with_id(fake_arxiv.entries[0], "2505.15034", version=3)
+    fake_arxiv.serve([fetched])
+    arxiv_authors = [
+        " ".join(name.split())
+        for name in etree.fromstring(fetched).xpath(
+            ".//a:author/a:name/text()", namespaces={"a": ATOM[1:-1]}
+        )
+    ]
+
+    links.add_papers(links.request_papers(text="arXiv:2505.15034", by="test"))
+
+    paper = Paper.objects.get(arxiv_id="2505.15034")
+    assert paper.version == 3
+    assert paper.author_list == arxiv_authors != METADATA[0]["authors"]
+    assert paper.published_at != datetime.datetime(2025, 5, 21, tzinfo=UTC)
+    assert paper.provenance.replaced_at is not None
+    # The demo's curation stays.
+    assert paper.tags.exists()
+    # Papers arXiv was not asked about keep their gathered facts.
+    assert not PaperProvenance.objects.exclude(paper=paper).exclude(replaced_at=None).exists()
+
+
+@pytest.mark.django_db
+def test_curators_see_the_provenance_in_admin_and_cannot_change_it(client):
+    load_demo()
+    paper = Paper.objects.get(arxiv_id="2510.27566")
+    client.force_login(CuratorFactory())
+
+    html = client.get(f"/admin/catalog/paper/{paper.pk}/change/").content.decode()
+
+    assert "Provenance of the metadata" in html
+    assert "other page" in html
+    for url in paper.provenance.sources:
+        assert f'<a href="{url}" rel="noreferrer">' in html
+    assert 'name="provenance-0-notes"' not in html
+    # Readers see the facts, not the notes.
+    page = client.get(paper.get_absolute_url()).content.decode()
+    assert paper.provenance.notes[:40] not in page
+
+
+@pytest.mark.django_db
+def test_categories_have_their_counts(client):
+    load_demo()
+
+    counted = {category.code: category.papers.count() for category in Category.objects.all()}
+    assert counted == {
+        "cs.AI": 23,
+        "cs.CL": 29,
+        "cs.CR": 1,
+        "cs.CV": 2,
+        "cs.FL": 1,
+        "cs.HC": 1,
+        "cs.IR": 1,
+        "cs.LG": 11,
+        "cs.MA": 2,
+    }
+    html = client.get("/categories/").content.decode()
+    assert "No categorised papers yet" not in html
+    assert "cs.CL" in html
+    listed = client.get("/categories/cs.CL/").context["page"].paginator.count
+    assert listed == 29
 
 
 @pytest.mark.django_db
@@ -103,8 +264,6 @@ def test_a_digest_paper_has_its_authors_comment_and_three_chinese_summaries():
     load_demo()
 
     paper = Paper.objects.get(title__startswith="Strefer:")
-    assert paper.arxiv_id is None
-    assert paper.published_at is None
     assert paper.added_at == datetime.datetime(2025, 9, 7, tzinfo=UTC)
     assert paper.comment.startswith("This technical report serves as the archival version")
     assert paper.author_names.startswith("Honglu Zhou, Xiangyu Peng, Shrikant Kendre")
@@ -165,22 +324,46 @@ def test_digest_irregularities_are_read_as_what_they_are():
 
 
 @pytest.mark.django_db
-def test_no_dates_are_invented():
+def test_no_facts_are_invented():
+    """Every id, date, author and category is one the gathered facts give, or the
+    month a new-style id encodes when the first submission day was not seen."""
     load_demo()
 
-    for paper in Paper.objects.exclude(arxiv_id=None):
-        year, month = 2000 + int(paper.arxiv_id[:2]), int(paper.arxiv_id[2:4])
-        assert paper.published_at == datetime.datetime(year, month, 1, tzinfo=UTC)
-        assert paper.published_precision == Paper.DatePrecision.MONTH
-    id_less = Paper.objects.filter(arxiv_id=None)
-    assert not id_less.exclude(published_at=None).exists()
-    assert set(id_less.values_list("added_at", flat=True)) == {
-        datetime.datetime(2025, 9, 7, tzinfo=UTC),
-        datetime.datetime(2025, 11, 5, tzinfo=UTC),
-    }
-    assert not Paper.objects.exclude(updated_at=None).exists()
-    assert not Paper.objects.exclude(primary_category=None).exists()
-    assert not Paper.categories.through.objects.exists()
+    papers = {paper.title_key: paper for paper in Paper.objects.all()}
+    for fact in METADATA:
+        paper = papers[title_key(fact["seed_title"])]
+        assert paper.arxiv_id == fact["arxiv_id"]
+        if not fact["arxiv_id"]:
+            assert paper.published_at is None
+            assert paper.added_at in {
+                datetime.datetime(2025, 9, 7, tzinfo=UTC),
+                datetime.datetime(2025, 11, 5, tzinfo=UTC),
+            }
+        elif fact["first_submitted"]:
+            day = datetime.date.fromisoformat(fact["first_submitted"])
+            assert paper.published_at == datetime.datetime.combine(day, datetime.time(), UTC)
+            assert paper.published_precision == Paper.DatePrecision.DAY
+        else:
+            year, month = 2000 + int(paper.arxiv_id[:2]), int(paper.arxiv_id[2:4])
+            assert paper.published_at == datetime.datetime(year, month, 1, tzinfo=UTC)
+            assert paper.published_precision == Paper.DatePrecision.MONTH
+        assert (paper.updated_at and paper.updated_at.date().isoformat()) == (
+            fact["latest_submitted"]
+        )
+        assert paper.version == (
+            int(fact["latest_version"][1:]) if fact["latest_version"] else None
+        )
+        if fact["authors"]:
+            assert paper.author_list == fact["authors"]
+        assert (paper.primary_category and paper.primary_category.code) == (
+            fact["primary_category"]
+        )
+        assert set(paper.categories.values_list("code", flat=True)) == {
+            *(fact["categories"] or []),
+            *filter(None, [fact["primary_category"]]),
+        }
+        assert paper.provenance.sources == fact["sources"]
+    assert not Paper.objects.exclude(announced_at=None).exists()
 
 
 @pytest.mark.django_db
@@ -216,7 +399,7 @@ def test_papers_already_in_the_catalog_are_left_as_they_are():
     )
     curated_tag = TagFactory(name="R1 Reasoning", slug="r1-reasoning", description="Ours.")
 
-    assert load_demo() == "Loaded 58 papers, 6 tags, 31 code links, 117 summaries"
+    assert load_demo() == "Loaded 58 papers, 6 tags, 35 code links, 117 summaries"
 
     ingested.refresh_from_db()
     assert ingested.title == "RL Tango, as ingested"
@@ -237,8 +420,8 @@ def test_a_paper_deleted_after_loading_comes_back_on_the_next_load():
     assert Paper.objects.get(arxiv_id="2505.14625").code_links.count() == 1
 
 
-def test_the_committed_demo_catalog_is_what_the_pages_give():
-    built = build.build(SEEDS)
+def test_the_committed_demo_catalog_is_what_the_pages_and_the_gathered_facts_give():
+    built = build.build(SEEDS, metadata=METADATA)
 
     assert built == json.loads(DEMO_CATALOG.read_text(encoding="utf-8"))
 
@@ -286,7 +469,7 @@ def test_a_paper_on_several_pages_is_one_paper_combining_them(tmp_path):
     (tmp_path / "list.txt").write_text(PAPER_LIST, encoding="utf-8")
     (tmp_path / "digest.txt").write_text(DIGEST, encoding="utf-8")
 
-    (paper,) = build.build(tmp_path)["papers"]
+    (paper,) = build.build(tmp_path, metadata=[])["papers"]
 
     assert paper["arxiv_id"] == "2505.15034"
     assert paper["title"].startswith("RL Tango: Reinforcing")
@@ -325,4 +508,4 @@ def test_a_page_the_parser_does_not_know_is_reported(tmp_path, page, message):
     (tmp_path / "page.txt").write_text(page, encoding="utf-8")
 
     with pytest.raises(build.PageError, match=message):
-        build.build(tmp_path)
+        build.build(tmp_path, metadata=[])

@@ -147,3 +147,14 @@ def test_lines_logged_inside_a_task_carry_its_id(console):
     assert inside["message"] == "the task is about to fail"
     assert re.fullmatch(r"[0-9a-f-]{36}", inside["task_id"])
     assert inside["request_id"] == "-"
+
+
+def test_faiss_saying_which_build_it_loads_is_not_shown_but_its_warnings_are(console):
+    loader = logging.getLogger("faiss.loader")
+
+    loader.info("Could not load library with AVX512 support due to: ModuleNotFoundError(...)")
+    loader.warning("Something faiss warns of")
+
+    assert [(line["level"], line["message"]) for line in text_lines(console)] == [
+        ("WARNING", "Something faiss warns of")
+    ]

@@ -380,3 +380,25 @@ def test_stored_scores_keep_the_order_of_decayed_scores_at_any_moment(readers):
         assert decayed[old_crowd.pk] == pytest.approx(decayed[one_fresh.pk])
         assert decayed[one_fresh.pk] == pytest.approx(3 * 0.5 ** (later / 48))
     assert stored[old_crowd.pk] == pytest.approx(stored[one_fresh.pk])
+
+
+def test_with_no_reader_activity_in_the_window_the_page_says_it_shows_the_newest(client, readers):
+    now = timezone.now()
+    older = PaperFactory(published_at=now - datetime.timedelta(days=3))
+    newer = PaperFactory(published_at=now - datetime.timedelta(days=1))
+    quiet = "No reader activity in the last 7 days yet: showing the newest papers."
+
+    response = client.get("/trending/")
+    assert quiet in response.content.decode()
+    assert listed_ids(response) == [newer.pk, older.pk]
+
+    # Activity ten days ago: none in the last 7 days, some in the last 30.
+    signal(older, readers[0], hours_ago=240, now=now)
+    trending.refresh_trending(now=now)
+    assert quiet in client.get("/trending/").content.decode()
+    thirty = client.get("/trending/?window=30d")
+    assert "No reader activity" not in thirty.content.decode()
+    assert listed_ids(thirty) == [older.pk, newer.pk]
+    assert "No reader activity in the last 24 hours yet" in (
+        client.get("/trending/?window=24h").content.decode()
+    )

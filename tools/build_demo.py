@@ -1,15 +1,21 @@
-"""Build the demo catalog, catalog/demo/papers.json, from text dumps of three listing pages.
+"""Build the demo catalog, catalog/demo/papers.json, from text dumps of three
+listing pages and the arXiv facts gathered for their papers.
 
-    DEBUG=1 python -m tools.build_demo SEED_DIR
+    python -m tools.build_demo tests/data/seeds [--metadata FILE]
 
 SEED_DIR holds the pages as text: a PyTorchKR paper list (arXiv ids, titles,
 abstracts) and ChatPaperFree daily digests for one topic (titles, authors,
 abstracts, arXiv comments and machine-written Chinese translations, summaries
-and key takeaways). The JSON is committed, so the site needs none of the pages;
+and key takeaways). The metadata file (tests/data/demo-metadata/) gives, for
+each of their papers, the public arXiv facts gathered by hand: id, version,
+authors, dates, categories, code links, with the pages they were read from.
+The JSON is committed, so the site needs none of these files;
 `manage.py load_demo` reads it.
 
-Only what the pages say goes in. The one derived fact is the month a new-style
-arXiv id encodes; a digest's date is the day the paper entered that listing.
+Only what the pages and the gathered facts say goes in, each paper with the
+provenance of its facts. The one derived fact is the month a new-style arXiv
+id encodes, for a paper whose first submission day was not seen; a digest's
+date is the day the paper entered that listing.
 """
 
 import argparse
@@ -23,11 +29,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import django
+from django.core.exceptions import ValidationError
 
 from catalog import arxiv_ids
-from ingest.code_links import extract_code_urls
+from catalog.taxonomy import validate_category_code
+from ingest.code_links import extract_code_urls, normalize_url
 
-OUTPUT = Path(__file__).resolve().parent.parent / "catalog" / "demo" / "papers.json"
+PROJECT = Path(__file__).resolve().parent.parent
+OUTPUT = PROJECT / "catalog" / "demo" / "papers.json"
+METADATA = PROJECT / "tests" / "data" / "demo-metadata" / "arxiv_metadata.json"
+GATHERED_BY = "Demo data: public arXiv facts gathered by hand from stored web pages"
 
 DIGEST_NAME = "ChatPaperFree digest"
 DIGEST_LANGUAGE = "zh-hans"
@@ -123,6 +134,16 @@ class DemoSummary:
 
 
 @dataclass
+class DemoProvenance:
+    """Where a paper's arXiv facts came from (catalog.models.PaperProvenance)."""
+
+    gathered_by: str
+    confidence: str
+    sources: list[str]
+    notes: str
+
+
+@dataclass
 class DemoPaper:
     title: str
     abstract: str
@@ -132,10 +153,14 @@ class DemoPaper:
     comment: str = ""
     published_at: str | None = None
     published_precision: str | None = None
+    updated_at: str | None = None
     added_at: str | None = None
+    primary_category: str | None = None
+    categories: list[str] = field(default_factory=list)
     tags: list[DemoTag] = field(default_factory=list)
     code_links: list[DemoCodeLink] = field(default_factory=list)
     summaries: list[DemoSummary] = field(default_factory=list)
+    provenance: DemoProvenance | None = None
 
 
 class PageError(ValueError):
@@ -306,9 +331,74 @@ def add_topic_tags(paper: DemoPaper) -> None:
     paper.tags = _union(paper.tags, key=lambda tag: tag.name)
 
 
-def build(seed_dir: Path) -> dict:
-    """The demo catalog from every page in seed_dir: digests oldest first, so a
-    paper listed twice keeps the day it was first listed and its first summaries."""
+def add_arxiv_facts(papers: list[DemoPaper], facts: list[dict]) -> None:
+    """Give each paper what arXiv says of it, as gathered by hand (see
+    tests/data/demo-metadata/README.md), with where it came from.
+
+    The gathered facts win over the listings' for the id, version, authors and
+    dates; the listings' title, abstract, comment and summaries stay. A fact
+    not seen (null) is left out, never guessed: categories without a primary
+    one leave the primary empty.
+    """
+    # Imported here: catalog.models needs Django set up, which main() does first.
+    from catalog.models import title_key
+
+    by_key = {title_key(paper.title): paper for paper in papers}
+    for fact in facts:
+        paper = by_key.pop(title_key(fact["seed_title"]), None)
+        if paper is None:
+            raise PageError(f"{fact['seed_title'][:60]}: gathered facts for no paper of the pages")
+        paper.provenance = DemoProvenance(
+            gathered_by=GATHERED_BY,
+            confidence=fact["confidence"] or "",
+            sources=list(fact["sources"]),
+            notes=fact["notes"] or "",
+        )
+        if fact["arxiv_id"]:
+            _take_facts(paper, fact)
+
+
+def _take_facts(paper: DemoPaper, fact: dict) -> None:
+    arxiv_id = fact["arxiv_id"]
+    if arxiv_ids.split_version(arxiv_id) != (arxiv_id, None):
+        raise PageError(f"{paper.title[:60]}: {arxiv_id} is not an unversioned arXiv id")
+    if paper.arxiv_id and paper.arxiv_id != arxiv_id:
+        raise PageError(f"{paper.title[:60]}: the page says {paper.arxiv_id}, the facts {arxiv_id}")
+    paper.arxiv_id = arxiv_id
+    if fact["latest_version"]:
+        paper.version = int(fact["latest_version"].removeprefix("v"))
+    if fact["first_submitted"]:
+        paper.published_at, paper.published_precision = _day_of(fact["first_submitted"]), "day"
+    elif not paper.published_at and (month := _month_of(arxiv_id)):
+        paper.published_at, paper.published_precision = month, "month"
+    if fact["latest_submitted"]:
+        paper.updated_at = _day_of(fact["latest_submitted"])
+    paper.authors = fact["authors"] or paper.authors
+    paper.comment = paper.comment or fact["comments"] or ""
+    paper.primary_category = fact["primary_category"]
+    paper.categories = list(
+        dict.fromkeys(filter(None, [fact["primary_category"], *(fact["categories"] or [])]))
+    )
+    for code in paper.categories:
+        try:
+            validate_category_code(code)
+        except ValidationError as error:
+            raise PageError(f"{paper.title[:60]}: {code!r} is not a category code") from error
+    paper.code_links = _union(
+        paper.code_links
+        + [
+            DemoCodeLink(url=url, source="other")
+            for url in map(normalize_url, fact["code_urls"])
+            if url
+        ],
+        key=lambda link: link.url,
+    )
+
+
+def build(seed_dir: Path, *, metadata: list[dict]) -> dict:
+    """The demo catalog from every page in seed_dir and the facts gathered for
+    their papers: digests oldest first, so a paper listed twice keeps the day
+    it was first listed and its first summaries."""
     lists, digests = [], []
     for path in sorted(seed_dir.glob("*.txt")):
         text = path.read_text(encoding="utf-8")
@@ -323,6 +413,7 @@ def build(seed_dir: Path) -> dict:
     for paper in papers:
         add_code_links(paper)
         add_topic_tags(paper)
+    add_arxiv_facts(papers, metadata)
     tag_names = sorted({tag.name for paper in papers for tag in paper.tags})
     if undescribed := set(tag_names) - set(TAG_DESCRIPTIONS):
         raise PageError(f"tags without a description in TAG_DESCRIPTIONS: {sorted(undescribed)}")
@@ -338,6 +429,9 @@ def build(seed_dir: Path) -> dict:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("seed_dir", type=Path, help="directory with the pages as .txt files")
+    parser.add_argument(
+        "--metadata", type=Path, default=METADATA, help="the arXiv facts gathered for the papers"
+    )
     parser.add_argument("--output", type=Path, default=OUTPUT)
     args = parser.parse_args(argv)
     if not args.seed_dir.is_dir():
@@ -345,7 +439,11 @@ def main(argv: list[str] | None = None) -> None:
 
     django.setup()
     try:
-        catalog = build(args.seed_dir)
+        metadata = json.loads(args.metadata.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        sys.exit(f"Cannot read {args.metadata}: {error}")
+    try:
+        catalog = build(args.seed_dir, metadata=metadata)
     except PageError as error:
         sys.exit(f"Cannot read the pages: {error}")
     args.output.write_text(json.dumps(catalog, ensure_ascii=False, indent=1) + "\n", "utf-8")
@@ -369,6 +467,12 @@ def _month_of(arxiv_id: str) -> str | None:
         return None
     year, month = 2000 + int(arxiv_id[:2]), int(arxiv_id[2:4])
     return datetime.datetime(year, month, 1, tzinfo=datetime.UTC).isoformat()
+
+
+def _day_of(date: str) -> str:
+    """A day (YYYY-MM-DD) as the moment it starts, UTC."""
+    day = datetime.date.fromisoformat(date)
+    return datetime.datetime(day.year, day.month, day.day, tzinfo=datetime.UTC).isoformat()
 
 
 def _slug(tag_name: str) -> str:

@@ -11,8 +11,17 @@ from django.db.models import Q
 from django.utils.dateparse import parse_datetime
 
 from catalog.cache import bump_catalog_version
-from catalog.models import CodeLink, Paper, PaperTag, Summary, Tag, title_key
-from catalog.services import set_authors
+from catalog.models import (
+    Category,
+    CodeLink,
+    Paper,
+    PaperProvenance,
+    PaperTag,
+    Summary,
+    Tag,
+    title_key,
+)
+from catalog.services import set_authors, upsert_categories
 from catalog.signals import demo_loaded
 
 DEMO_CATALOG = Path(__file__).with_name("papers.json")
@@ -35,22 +44,31 @@ def read_demo_catalog(*, path: Path = DEMO_CATALOG) -> dict[str, Any]:
 @transaction.atomic
 def load_demo_catalog(*, catalog: dict[str, Any]) -> DemoLoad:
     """Create the demo papers the catalog does not have yet, with their authors,
-    tags, code links and summaries.
+    categories, tags, code links, summaries and the provenance of their arXiv facts.
 
-    A paper counts as present when its arXiv id is taken or, for a paper without
-    one, when a paper with its title key exists; a present paper is not touched,
-    so curators' edits survive every load.
+    A paper counts as present when its arXiv id is taken or a paper with its
+    title key exists (a listing loaded before its id was known); a present
+    paper is not touched, so curators' edits survive every load.
     """
     entries = _missing_papers(catalog["papers"])
     if not entries:
         return DemoLoad(papers=0, tags=0, code_links=0, summaries=0)
     used_tags = {tag["name"] for entry in entries for tag in entry["tags"]}
     tags, tags_created = _tags([tag for tag in catalog["tags"] if tag["name"] in used_tags])
+    categories = upsert_categories(code for entry in entries for code in entry["categories"])
 
-    papers = Paper.objects.bulk_create(_paper(entry) for entry in entries)
+    papers = Paper.objects.bulk_create(
+        _paper(entry, primary_category=categories.get(entry["primary_category"] or ""))
+        for entry in entries
+    )
     for paper, entry in zip(papers, entries, strict=True):
         if entry["authors"]:
             set_authors(paper, entry["authors"])
+    Paper.categories.through.objects.bulk_create(
+        Paper.categories.through(paper=paper, category=categories[code])
+        for paper, entry in zip(papers, entries, strict=True)
+        for code in entry["categories"]
+    )
     PaperTag.objects.bulk_create(
         PaperTag(paper=paper, tag=tags[tag["name"]], **_present(added_at=_when(tag["added_at"])))
         for paper, entry in zip(papers, entries, strict=True)
@@ -66,6 +84,11 @@ def load_demo_catalog(*, catalog: dict[str, Any]) -> DemoLoad:
         for paper, entry in zip(papers, entries, strict=True)
         for summary in entry["summaries"]
     )
+    PaperProvenance.objects.bulk_create(
+        PaperProvenance(paper=paper, **entry["provenance"])
+        for paper, entry in zip(papers, entries, strict=True)
+        if entry["provenance"]
+    )
     # Bulk inserts send no model signals.
     transaction.on_commit(bump_catalog_version)
     ids = [paper.pk for paper in papers]
@@ -80,7 +103,7 @@ def load_demo_catalog(*, catalog: dict[str, Any]) -> DemoLoad:
 
 def _missing_papers(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     arxiv_ids = [entry["arxiv_id"] for entry in entries if entry["arxiv_id"]]
-    title_keys = [title_key(entry["title"]) for entry in entries if not entry["arxiv_id"]]
+    title_keys = [title_key(entry["title"]) for entry in entries]
     taken_ids = set(Paper.objects.filter(arxiv_id__in=arxiv_ids).values_list("arxiv_id", flat=True))
     taken_keys = set(
         Paper.objects.filter(title_key__in=title_keys).values_list("title_key", flat=True)
@@ -88,11 +111,7 @@ def _missing_papers(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
         entry
         for entry in entries
-        if (
-            entry["arxiv_id"] not in taken_ids
-            if entry["arxiv_id"]
-            else title_key(entry["title"]) not in taken_keys
-        )
+        if entry["arxiv_id"] not in taken_ids and title_key(entry["title"]) not in taken_keys
     ]
 
 
@@ -115,19 +134,21 @@ def _tags(wanted: list[dict[str, str]]) -> tuple[dict[str, Tag], int]:
     return {**found, **{tag.name: tag for tag in created}}, len(created)
 
 
-def _paper(entry: dict[str, Any]) -> Paper:
+def _paper(entry: dict[str, Any], *, primary_category: Category | None) -> Paper:
     return Paper(
         title=entry["title"],
         # bulk_create skips save(), which derives the key.
         title_key=title_key(entry["title"]),
         abstract=entry["abstract"],
         comment=entry["comment"],
+        primary_category=primary_category,
         # What the pages did not give takes the model's default.
         **_present(
             arxiv_id=entry["arxiv_id"],
             version=entry["version"],
             published_at=_when(entry["published_at"]),
             published_precision=entry["published_precision"],
+            updated_at=_when(entry["updated_at"]),
             added_at=_when(entry["added_at"]),
         ),
     )

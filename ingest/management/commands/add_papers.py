@@ -1,10 +1,12 @@
 import sys
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from catalog.models import Tag
 from ingest import links
+from ingest.arxiv_api import IDS_PER_REQUEST, ArxivClient
 from ingest.models import IngestRun
 
 ACTOR = "add_papers command"
@@ -47,7 +49,11 @@ class Command(BaseCommand):
             request = links.request_papers(text=text, tags=tags, note=note, by=by)
         except links.InvalidRequest as err:
             raise CommandError(str(err)) from err
-        request = links.add_papers(request)
+        # Someone is waiting: offline, say so within seconds rather than minutes.
+        client = ArxivClient.from_settings(
+            page_size=IDS_PER_REQUEST, give_up_after=settings.ARXIV_COMMAND_RETRY_SECONDS
+        )
+        request = links.add_papers(request, client=client)
         width = max(len(line.text) for line in map(links.Line.from_json, request.lines))
         for line in map(links.Line.from_json, request.lines):
             detail = f" ({line.detail})" if line.detail else ""
