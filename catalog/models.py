@@ -56,6 +56,11 @@ class Author(models.Model):
         super().save(*args, **kwargs)
 
 
+def tag_label(name: str) -> str:
+    """A tag's name as readers see it: "R1_Reasoning" reads "R1 Reasoning"."""
+    return name.replace("_", " ")
+
+
 class Tag(models.Model):
     """A curated topic, e.g. R1_Reasoning."""
 
@@ -277,6 +282,17 @@ class Paper(models.Model):
         if self.published_at:
             return ShownDate(_("First published"), self.published_at, self.published_label)
         return ShownDate(_("Added here"), self.added_at, _utc_day(self.added_at))
+
+    @property
+    def version_date(self) -> "ShownDate | None":
+        """The current version's date, beside the first published one on cards,
+        when it is a later version of another day."""
+        if not (self.published_at and self.updated_at and self.version and self.version > 1):
+            return None
+        day = _utc_day(self.updated_at)
+        if day == _utc_day(self.published_at):
+            return None
+        return ShownDate(f"v{self.version}", self.updated_at, day)
 
     @property
     def other_dates(self) -> list["ShownDate"]:
