@@ -1,4 +1,5 @@
 import datetime
+import re
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -56,9 +57,13 @@ class Author(models.Model):
         super().save(*args, **kwargs)
 
 
+# An underscore between two letters or digits: a space in an identifier-like name.
+WORD_JOINING_UNDERSCORE = re.compile(r"(?<=[^\W_])_(?=[^\W_])")
+
+
 def tag_label(name: str) -> str:
     """A tag's name as readers see it: "R1_Reasoning" reads "R1 Reasoning"."""
-    return name.replace("_", " ")
+    return WORD_JOINING_UNDERSCORE.sub(" ", name)
 
 
 class Tag(models.Model):

@@ -45,10 +45,9 @@ def with_list_related(papers: QuerySet[Paper]) -> QuerySet[Paper]:
         official_code_url=Subquery(official_code.order_by("id").values("url")[:1])
     )
     if settings.PREVIEW_LIST_THUMBNAILS:
-        first_page = PaperImage.objects.filter(
-            paper=OuterRef("pk"), kind=PaperImage.Kind.FIRST_PAGE, position=0
-        )
-        papers = papers.annotate(thumbnail=Subquery(first_page.values("image")[:1]))
+        # The first page, else the first figure ("page" sorts after "figure").
+        pictures = PaperImage.objects.filter(paper=OuterRef("pk")).order_by("-kind", "position")
+        papers = papers.annotate(thumbnail=Subquery(pictures.values("image")[:1]))
     return papers.prefetch_related(*related)
 
 

@@ -136,16 +136,8 @@ def render_paper_list(
         "page": page,
         "page_note": page_note,
         "searched": searched,
-        # The header's search box searches this list, its filters kept.
-        "search_scope": {
-            "action": request.path,
-            "keep": [
-                (name, value)
-                for name, values in params.lists()
-                for value in values
-                if name not in ("q", "sort", "page") and value
-            ],
-        },
+        # The header's search box searches this list (a tag's, a category's, the feed).
+        "search_scope": request.path,
         "fixed_order": ordering_label if ordering else "",
         "sorted_by": sorted_by,
         "query_without_page": params.urlencode(),

@@ -143,16 +143,16 @@ def test_the_search_box_searches_the_list_it_is_on(client):
     PaperFactory(title="Verifier inside", tags=[tag])
     PaperFactory(title="Verifier outside")
 
-    html = client.get("/tags/r1-reasoning/?q=verifier&has_code=").content.decode()
-    html = client.get("/tags/r1-reasoning/?q=verifier").content.decode()
+    in_tag = client.get("/tags/r1-reasoning/?q=verifier").content.decode()
+    everywhere = client.get("/?q=verifier&tag=r1-reasoning").content.decode()
 
-    assert html.count('type="search"') == 1  # one search box
-    assert 'action="/tags/r1-reasoning/"' in html
-    assert "1 result for “verifier”" in html
-    assert 'href="/?q=verifier">Search all papers instead</a>' not in html
-    filtered = client.get("/tags/r1-reasoning/?q=verifier&period=365d").content.decode()
-    assert '<input type="hidden" name="period" value="365d">' in filtered
-    assert 'href="/?q=verifier">Search all papers instead</a>' in filtered
+    assert in_tag.count('type="search"') == 1  # one search box
+    assert 'action="/tags/r1-reasoning/"' in in_tag
+    assert "1 result for “verifier”" in in_tag
+    assert 'href="/?q=verifier">Search all papers instead</a>' in in_tag
+    # On the home page a new search starts afresh, its filters in the panel's form.
+    assert 'action="/" method="get" role="search"' in everywhere
+    assert "Search all papers instead" not in everywhere
 
 
 def test_a_snippet_without_a_match_is_the_abstract_as_usual():

@@ -311,6 +311,8 @@ function setUpPicker(field) {
     highlight(shown.length && query ? 0 : -1);
   };
 
+  // Typing in the picker is no change of the filters: only a pick is (see changed).
+  input.addEventListener("change", (event) => event.stopPropagation());
   input.addEventListener("input", open);
   input.addEventListener("focus", open);
   input.addEventListener("blur", close);
