@@ -125,7 +125,7 @@ class PaperFilter(django_filters.FilterSet):
     # Without a choice, a search is sorted by relevance and any other list newest first.
     sort = django_filters.ChoiceFilter(
         choices=[
-            ("relevance", _("Best match to the search")),
+            ("relevance", _("Best match")),
             ("newest", _("Newest first published")),
             ("trending", _("Trending")),
         ],

@@ -51,9 +51,9 @@ def test_a_card_shows_first_publication_with_a_later_versions_date(client):
     html = client.get("/").content.decode()
 
     assert (
-        'First published <time datetime="2025-05-21T17:00:00+00:00">2025-05-21</time>'
-        '<span class="version-date"> · v3 <time datetime="2025-06-02T17:00:00+00:00">'
-        "2025-06-02</time>"
+        'First published <time datetime="2025-05-21T17:00:00+00:00">2025-05-21</time></span>'
+        '<span class="version-date">v3 <time datetime="2025-06-02T17:00:00+00:00">'
+        "2025-06-02</time></span>"
     ) in html
     assert html.count('class="version-date"') == 1
 
