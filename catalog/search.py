@@ -78,7 +78,8 @@ def search(papers: QuerySet, text: str) -> QuerySet:
 def _search_sqlite(papers: QuerySet, text: str) -> QuerySet:
     alternatives = parse_web_search(text)
     if not alternatives:
-        return papers.none()  # only stop words or punctuation, as in PostgreSQL
+        # Only stop words or punctuation, as in PostgreSQL; ranked like any search.
+        return papers.annotate(rank=Value(0.0)).none()
     matches = Q()
     for terms in alternatives:
         if not any(not t.excluded for t in terms):
