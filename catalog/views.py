@@ -139,7 +139,6 @@ def render_paper_list(
         # The header's search box searches this list (a tag's, a category's, the feed).
         "search_scope": request.path,
         "fixed_order": ordering_label if ordering else "",
-        "sorted_by": sorted_by,
         "query_without_page": params.urlencode(),
         "active_filters": paper_filter.active_filters(),
         # Entries look up thumbnails only when they were fetched: a missing
