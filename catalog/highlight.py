@@ -150,13 +150,14 @@ def marked_html(marked: str, *, links: bool = False) -> str:
 
 @dataclass(frozen=True)
 class _Piece:
-    node: Node
+    raw: str  # a word with the space after it, or a macro's or math's marked text
     marks: int  # matches starting in it
     length: int  # characters shown
+    node: Node | None = None  # the macro or math; None for a word
+    ends_sentence: bool = False
 
-    @property
-    def ends_sentence(self) -> bool:
-        return self.node.kind == "text" and bool(re.search(r"[.!?]\s+$", self.node.text))
+
+SENTENCE_END = re.compile(r"[.!?][\ue002\ue003]?\s+$")
 
 
 def _pieces(nodes: list[Node]) -> list[_Piece]:
@@ -165,11 +166,12 @@ def _pieces(nodes: list[Node]) -> list[_Piece]:
     for node in nodes:
         if node.kind == "text":
             for word in re.findall(r"\S+\s*|\s+", node.text):
-                shown = MARKERS.sub("", word)
-                pieces.append(_Piece(Node(text=word), word.count(OPEN), len(shown)))
+                shown = len(word) - word.count(OPEN) - word.count(CLOSE)
+                ends = bool(SENTENCE_END.search(word))
+                pieces.append(_Piece(word, word.count(OPEN), shown, ends_sentence=ends))
         else:
             raw = _raw(node)
-            pieces.append(_Piece(node, raw.count(OPEN), len(MARKERS.sub("", raw))))
+            pieces.append(_Piece(raw, raw.count(OPEN), len(MARKERS.sub("", raw)), node))
     return pieces
 
 
@@ -192,9 +194,13 @@ def snippet(marked: str | None) -> Snippet | None:
     start, stop = _best_window(pieces)
     marks = _Marks()
     for piece in pieces[:start]:
-        marks.skip(_raw(piece.node))
+        marks.skip(piece.raw)
     html = "".join(
-        nodes_to_html([piece.node], text=marks.linked_text, math=marks.math, link_text=marks.text)
+        marks.linked_text(piece.raw)
+        if piece.node is None
+        else nodes_to_html(
+            [piece.node], text=marks.linked_text, math=marks.math, link_text=marks.text
+        )
         for piece in pieces[start:stop]
     )
     html = _tidy(html).strip()
@@ -209,16 +215,22 @@ def _best_window(pieces: list[_Piece]) -> tuple[int, int]:
     from the start of its first match's sentence when that is near."""
     if sum(piece.length for piece in pieces) <= SNIPPET_CHARACTERS * 1.15:
         return 0, len(pieces)
+    # The window starting at each piece, slid along once (two pointers).
     best, best_marks = 0, -1
+    stop = length = marks = 0
     for start in range(len(pieces)):
-        length = marks = 0
-        for piece in pieces[start:]:
-            if length and length + piece.length > SNIPPET_CHARACTERS:
-                break
-            length += piece.length
-            marks += piece.marks
+        if stop <= start:  # a piece longer than a snippet stands alone
+            stop, length, marks = start, 0, 0
+        while stop < len(pieces) and (
+            stop == start or length + pieces[stop].length <= SNIPPET_CHARACTERS
+        ):
+            length += pieces[stop].length
+            marks += pieces[stop].marks
+            stop += 1
         if marks > best_marks:
             best, best_marks = start, marks
+        length -= pieces[start].length
+        marks -= pieces[start].marks
     first = next(i for i in range(best, len(pieces)) if pieces[i].marks or i == len(pieces) - 1)
     start, before = first, 0
     while start > 0 and not pieces[start - 1].ends_sentence:
