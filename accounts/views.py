@@ -21,7 +21,7 @@ from accounts.forms import ApiTokenForm, DigestSettingsForm
 from accounts.middleware import READER_LANGUAGE_SESSION_KEY
 from accounts.tasks import refresh_recommendations
 from catalog.filters import PERIOD_DAYS
-from catalog.views import export_papers, render_paper_list
+from catalog.views import clean_address, export_papers, render_paper_list
 from core import background
 from core.http import safe_methods
 
@@ -98,6 +98,7 @@ def change_saved(request: HttpRequest, paper_id: int, save: bool) -> HttpRespons
 
 
 @login_required
+@clean_address
 def feed(request: HttpRequest) -> HttpResponse:
     profile = request.user.profile
     now = timezone.now()
@@ -128,6 +129,7 @@ def feed_opened(request: HttpRequest, paper_id: int) -> HttpResponse:
 
 
 @login_required
+@clean_address
 def for_you(request: HttpRequest) -> HttpResponse:
     """Recent papers ranked for the reader (last 30 days unless a period or dates
     are chosen, or a wider period when the newest papers it could offer are older)."""
@@ -151,6 +153,7 @@ def for_you(request: HttpRequest) -> HttpResponse:
         template="accounts/for_you.html",
         params=params,
         ordering=selectors.FOR_YOU_ORDER,
+        ordering_label=_("Best match for you"),
         context={
             "for_you": True,
             "recommended_at": profile.recommended_at,
@@ -195,6 +198,7 @@ def dismiss(request: HttpRequest, paper_id: int) -> HttpResponse:
 
 
 @login_required
+@clean_address
 def saved(request: HttpRequest) -> HttpResponse:
     return render_paper_list(
         request, papers=selectors.saved_papers(user=request.user), template="accounts/saved.html"

@@ -22,6 +22,7 @@ from catalog.models import (
     PaperTag,
     Summary,
     Tag,
+    tag_label,
 )
 
 # Entries of a paper's history page, of each kind, newest kept.
@@ -188,10 +189,11 @@ class PaperImageInline(admin.TabularInline):
 class PaperAdmin(admin.ModelAdmin):
     form = PaperAdminForm
     action_form = TagActionForm
+    # The title gets the room (admin-papers.css); the rest is short: the day, codes, names.
     list_display = [
         "title",
         "arxiv_id",
-        "listed_at",
+        "listed_on",
         "primary_category",
         "tag_list",
         "has_any_code",
@@ -363,9 +365,16 @@ class PaperAdmin(admin.ModelAdmin):
         super().save_related(request, form, formsets, change)
         services.refresh_author_names(form.instance)
 
+    class Media:
+        css = {"all": ["css/admin-papers.css"]}
+
+    @admin.display(description="listed", ordering="listed_at")
+    def listed_on(self, obj: Paper) -> str:
+        return obj.listed_at.strftime("%Y-%m-%d") if obj.listed_at else "-"
+
     @admin.display(description="tags")
     def tag_list(self, obj: Paper) -> str:
-        return ", ".join(tag.name for tag in obj.tags.all())
+        return ", ".join(tag_label(tag.name) for tag in obj.tags.all())
 
     @admin.display(boolean=True, description="code", ordering="has_any_code")
     def has_any_code(self, obj: Paper) -> bool:

@@ -11,16 +11,18 @@ from django.conf import settings
 from django.db import connections
 from django.db.models import DateTimeField, Exists, ExpressionWrapper, F, OuterRef, QuerySet, Value
 from django.forms.utils import flatatt
+from django.http import QueryDict
 from django.template.loader import get_template
 from django.utils import timezone, translation
 from django.utils.functional import SimpleLazyObject
 from django.utils.html import format_html
+from django.utils.http import urlencode
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_lazy as _
 
 from catalog.cache import cached_read
 from catalog.counts import with_category_counts, with_tag_counts
-from catalog.models import NEWEST_FIRST, Category, Paper, PaperTag, Tag
+from catalog.models import NEWEST_FIRST, Category, Paper, PaperTag, Tag, tag_label
 from catalog.pagination import estimated_count
 from catalog.search import search
 from catalog.trending import DEFAULT_WINDOW, ordering
@@ -120,10 +122,11 @@ class PaperFilter(django_filters.FilterSet):
         label=_("Search"),
         max_length=MAX_QUERY_LENGTH,
     )
+    # Without a choice, a search is sorted by relevance and any other list newest first.
     sort = django_filters.ChoiceFilter(
         choices=[
+            ("relevance", _("Best match")),
             ("newest", _("Newest first published")),
-            ("relevance", _("Relevance")),
             ("trending", _("Trending")),
         ],
         method="filter_noop",
@@ -156,7 +159,24 @@ class PaperFilter(django_filters.FilterSet):
             self.options = options = SimpleLazyObject(filter_options)
             form.fields["tag"].widget.choices = lambda: options["tag"]
             form.fields["category"].widget.choices = lambda: options["category"]
+            # The menu offers what can sort this list, its default first: relevance only
+            # with a search (without one it would be newest first, under another name).
+            sorts = form.fields["sort"].choices
+            if not self.searched:
+                sorts = [choice for choice in sorts if choice[0] != "relevance"]
+            form.fields["sort"].widget.choices = sorts
         return self._form
+
+    @property
+    def searched(self) -> str:
+        """The search text as given (stripped), valid or not."""
+        return str(self.data.get("q", "")).strip() if self.is_bound else ""
+
+    @property
+    def sorted_by(self) -> str:
+        """The order the list is in: the one chosen if valid, else the default."""
+        self.form.errors  # noqa: B018 - validates the form, filling cleaned_data
+        return self.form.cleaned_data.get("sort") or default_sort(searched=bool(self.searched))
 
     def filter_period(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         since = timezone.now() - datetime.timedelta(days=PERIOD_DAYS[value])
@@ -235,9 +255,10 @@ class PaperFilter(django_filters.FilterSet):
         if cleaned.get("q"):
             chips.append(("q", cleaned["q"], without("q")))
         for tag in cleaned.get("tag") or []:
-            chips.append(("tag", tag.name, without("tag", tag.slug)))
+            chips.append(("tag", tag_label(tag.name), without("tag", tag.slug)))
         for category in cleaned.get("category") or []:
-            chips.append(("category", category.code, without("category", category.code)))
+            shown = f"{category.code} {category.name}" if category.name else category.code
+            chips.append(("category", shown, without("category", category.code)))
         for name in ("period", "has_code"):
             if cleaned.get(name):
                 label = dict(form.fields[name].choices)[cleaned[name]]
@@ -260,7 +281,7 @@ class PaperFilter(django_filters.FilterSet):
     def qs(self) -> QuerySet:
         if not hasattr(self, "_sorted_qs"):
             papers = super().qs
-            sort = self.form.cleaned_data.get("sort")
+            sort = self.sorted_by
             by_relevance = sort == "relevance" and self.form.cleaned_data.get("q", "").strip()
             if sort == "trending":
                 papers = papers.order_by(*ordering(self.trending_window))
@@ -288,12 +309,42 @@ class PaperFilter(django_filters.FilterSet):
         return SORTED_NEWEST_FIRST if few else NEWEST_FIRST
 
 
+def default_sort(*, searched: bool) -> str:
+    return "relevance" if searched else "newest"
+
+
+def clean_query(params: QueryDict, *, fixed_sort: str | None = None) -> QueryDict | None:
+    """The list address without what changes nothing, or None if it has nothing
+    to drop: empty fields (a plain form sends every field), the default sort,
+    the default trending window and the first page. fixed_sort: the sort a
+    page always has (the trending page's), which its address needs no more."""
+    searched = any(value.strip() for value in params.getlist("q"))
+    defaults = {
+        "sort": {fixed_sort or default_sort(searched=searched)},
+        "window": {DEFAULT_WINDOW},
+        "page": {"1"},
+    }
+    kept = [
+        (name, value)
+        for name, values in params.lists()
+        for value in values
+        if value.strip() and value not in defaults.get(name, ())
+    ]
+    if len(kept) == sum(len(values) for _, values in params.lists()):
+        return None
+    return QueryDict(urlencode(kept))
+
+
 _fields_html = Fragments()
 FIELDS_TEMPLATE = "catalog/_filter_fields.html"
 
 
 def filter_fields_html(
-    paper_filter: PaperFilter, *, trending_tabs: bool, trending_window: str | None
+    paper_filter: PaperFilter,
+    *,
+    trending_tabs: bool,
+    trending_window: str | None,
+    fixed_order: str = "",
 ) -> SafeString:
     """The filter's fields as a list page shows them (the values given, any errors).
 
@@ -310,11 +361,13 @@ def filter_fields_html(
         translation.get_language(),
         trending_tabs,
         trending_window,
+        fixed_order,
     )
     context = {
         "filter": paper_filter,
         "trending_tabs": trending_tabs,
         "trending_window": trending_window,
+        "fixed_order": fixed_order,
     }
     html = _fields_html.get_or_render(
         key,
@@ -325,17 +378,20 @@ def filter_fields_html(
 
 
 def filter_options() -> dict[str, list[tuple[str, str]]]:
-    """The tag select's (slug, name) and the category select's (code, code) options."""
+    """The tag select's (slug, label) and the category select's (code, code and name) options."""
     return cached_read("filter-options", _read_filter_options)
 
 
 def _read_filter_options() -> dict[str, list[tuple[str, str]]]:
     tags = Tag.objects.order_by().values_list(Value("tag"), "slug", "name")
-    categories = Category.objects.order_by().values_list(Value("category"), "code", "code")
+    categories = Category.objects.order_by().values_list(Value("category"), "code", "name")
     options: dict[str, list[tuple[str, str]]] = {"tag": [], "category": []}
     # One query for both lists; UNION drops each table's order, so sort here.
-    for kind, value, label in tags.union(categories, all=True):
-        options[kind].append((value, label))
+    for kind, value, name in tags.union(categories, all=True):
+        if kind == "tag":
+            options[kind].append((value, tag_label(name)))
+        else:
+            options[kind].append((value, f"{value} {name}" if name else value))
     options["tag"].sort(key=lambda option: (option[1].casefold(), option[1]))
     options["category"].sort()
     return options

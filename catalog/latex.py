@@ -29,6 +29,9 @@ MACRO = re.compile(r"\\([A-Za-z]+)\s*")
 ESCAPED = {"%": "%", "&": "&", "_": "_", "#": "#", "$": "$", "{": "{", "}": "}", " ": " "}
 SPECIAL = re.compile(r"[\\$]")
 LINK_SCHEMES = ("http://", "https://", "mailto:")
+# A web address written out in running text; what ends a sentence after it is not part of it.
+PLAIN_URL = re.compile(r"https?://[^\s<>\"'{}|\\^`\[\]]+")
+URL_TAIL = ".,;:!?'\")\ue002\ue003"
 
 
 @dataclass
@@ -150,11 +153,14 @@ def nodes_to_html(
     *,
     text: Callable[[str], str] | None = None,
     math: Callable[[Node], str] | None = None,
+    link_text: Callable[[str], str] | None = None,
 ) -> str:
     """HTML of parsed nodes; `text` and `math` say how plain text and math are written
-    (by default escaped, and marked for KaTeX)."""
+    (by default escaped, and marked for KaTeX), `link_text` how text within a link
+    is (by default as `text`)."""
     text = text or partial(escape, quote=False)
     math = math or (lambda node: math_html(node.text, display=node.display))
+    link_text = link_text or text
     parts = []
     for node in nodes:
         if node.kind == "text":
@@ -162,7 +168,8 @@ def nodes_to_html(
         elif node.kind == "math":
             parts.append(math(node))
         else:
-            inner = nodes_to_html(node.children, text=text, math=math)
+            inner_text = link_text if node.kind == "link" else text
+            inner = nodes_to_html(node.children, text=inner_text, math=math, link_text=link_text)
             if node.kind == "link":
                 parts.append(f'<a href="{escape(node.text)}" rel="nofollow noopener">{inner}</a>')
             elif node.kind in HTML_TAGS:
@@ -170,6 +177,36 @@ def nodes_to_html(
             else:
                 parts.append(inner)
     return "".join(parts)
+
+
+def split_urls(text: str) -> list[tuple[bool, str]]:
+    """The text in pieces, each (is it a web address, the piece); a closing
+    parenthesis ends an address unless the address opened one."""
+    pieces: list[tuple[bool, str]] = []
+    position = 0
+    for match in PLAIN_URL.finditer(text):
+        url = match.group(0)
+        while url and url[-1] in URL_TAIL:
+            if url[-1] == ")" and url.count("(") >= url.count(")"):
+                break
+            url = url[:-1]
+        if len(url) <= len("https://"):
+            continue
+        pieces.append((False, text[position : match.start()]))
+        pieces.append((True, url))
+        position = match.start() + len(url)
+    pieces.append((False, text[position:]))
+    return [(is_url, piece) for is_url, piece in pieces if piece]
+
+
+def linked_text_html(text: str) -> str:
+    """Escaped text with its written-out web addresses as links."""
+    return "".join(
+        f'<a href="{escape(piece)}" rel="nofollow noopener">{escape(piece, quote=False)}</a>'
+        if is_url
+        else escape(piece, quote=False)
+        for is_url, piece in split_urls(text)
+    )
 
 
 def math_html(tex: str, *, display: bool) -> str:
@@ -206,11 +243,14 @@ def has_latex(text: str) -> bool:
     return bool(text) and ("\\" in text or "$" in text)
 
 
-def latex_to_html(text: str) -> str:
-    """Escaped HTML of the text, its macros as links and emphasis, math marked for KaTeX."""
+def latex_to_html(text: str, *, links: bool = False) -> str:
+    """Escaped HTML of the text, its macros as links and emphasis, math marked for
+    KaTeX; links: written-out web addresses become links too (not in a title,
+    which is a link itself)."""
+    escaped = linked_text_html if links else partial(escape, quote=False)
     if not has_latex(text):
-        return escape(text or "", quote=False)
-    return nodes_to_html(parse(text))
+        return escaped(text or "")
+    return nodes_to_html(parse(text), text=escaped, link_text=partial(escape, quote=False))
 
 
 def latex_to_text(text: str) -> str:

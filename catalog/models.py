@@ -1,4 +1,5 @@
 import datetime
+import re
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -56,6 +57,15 @@ class Author(models.Model):
     def save(self, *args, **kwargs) -> None:
         self.normalized_name = normalize_name(self.name)
         super().save(*args, **kwargs)
+
+
+# An underscore between two letters or digits: a space in an identifier-like name.
+WORD_JOINING_UNDERSCORE = re.compile(r"(?<=[^\W_])_(?=[^\W_])")
+
+
+def tag_label(name: str) -> str:
+    """A tag's name as readers see it: "R1_Reasoning" reads "R1 Reasoning"."""
+    return WORD_JOINING_UNDERSCORE.sub(" ", name)
 
 
 class Tag(models.Model):
@@ -281,6 +291,17 @@ class Paper(models.Model):
         if self.published_at:
             return ShownDate(_("First published"), self.published_at, self.published_label)
         return ShownDate(_("Added here"), self.added_at, _utc_day(self.added_at))
+
+    @property
+    def version_date(self) -> "ShownDate | None":
+        """The current version's date, beside the first published one on cards,
+        when it is a later version of another day."""
+        if not (self.published_at and self.updated_at and self.version and self.version > 1):
+            return None
+        day = _utc_day(self.updated_at)
+        if day == _utc_day(self.published_at):
+            return None
+        return ShownDate(f"v{self.version}", self.updated_at, day)
 
     @property
     def other_dates(self) -> list["ShownDate"]:

@@ -78,24 +78,33 @@ def search(papers: QuerySet, text: str) -> QuerySet:
 def _search_sqlite(papers: QuerySet, text: str) -> QuerySet:
     alternatives = parse_web_search(text)
     if not alternatives:
-        return papers.none()  # only stop words or punctuation, as in PostgreSQL
-    ranked: list[str] = []
+        # Only stop words or punctuation, as in PostgreSQL; ranked like any search.
+        return papers.annotate(rank=Value(0.0)).none()
     matches = Q()
+    for terms in alternatives:
+        if not any(not t.excluded for t in terms):
+            # FTS5's NOT needs something on its left: "everything but" is asked in SQL.
+            unwanted = " OR ".join(t.fts5() for t in terms)
+            matches |= ~Q(pk__in=_fts_matches(unwanted))
+    rank: Func | Value = Value(0.0)
+    expression = fts5_query(alternatives)
+    if expression:
+        matches |= Q(pk__in=_fts_matches(expression))
+        rank = Bm25Rank(expression)
+    return papers.filter(matches).annotate(rank=rank)
+
+
+def fts5_query(alternatives: list[list[Term]]) -> str:
+    """The FTS5 query of the alternatives that ask for a word or phrase ("" if none
+    does): what ranks a match and what its highlights mark."""
+    ranked = []
     for terms in alternatives:
         wanted = [t.fts5() for t in terms if not t.excluded]
         unwanted = " OR ".join(t.fts5() for t in terms if t.excluded)
         if wanted:
             expression = "(" + " AND ".join(wanted) + ")"
             ranked.append(f"({expression} NOT ({unwanted}))" if unwanted else expression)
-        else:
-            # FTS5's NOT needs something on its left: "everything but" is asked in SQL.
-            matches |= ~Q(pk__in=_fts_matches(unwanted))
-    rank: Func | Value = Value(0.0)
-    if ranked:
-        expression = " OR ".join(ranked)
-        matches |= Q(pk__in=_fts_matches(expression))
-        rank = Bm25Rank(expression)
-    return papers.filter(matches).annotate(rank=rank)
+    return " OR ".join(ranked)
 
 
 def _fts_matches(expression: str) -> RawSQL:

@@ -4,12 +4,13 @@ import datetime
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import OuterRef, Prefetch, QuerySet, Subquery, TextField, Value
 from django.http import QueryDict
 from django.urls import reverse
 from django.utils import translation
 
 from catalog.filters import PaperFilter
+from catalog.highlight import with_marks
 from catalog.models import (
     NEWEST_FIRST,
     Category,
@@ -24,6 +25,8 @@ from catalog.models import (
 from core.sql import joined_rows, split_rows
 
 FEED_LENGTH = 50
+# The language abstracts are written in: readers of any other see their own first.
+ABSTRACT_LANGUAGE = "en"
 PaperCategory = Paper.categories.through
 
 
@@ -42,11 +45,38 @@ def with_list_related(papers: QuerySet[Paper]) -> QuerySet[Paper]:
         official_code_url=Subquery(official_code.order_by("id").values("url")[:1])
     )
     if settings.PREVIEW_LIST_THUMBNAILS:
-        first_page = PaperImage.objects.filter(
-            paper=OuterRef("pk"), kind=PaperImage.Kind.FIRST_PAGE, position=0
-        )
-        papers = papers.annotate(thumbnail=Subquery(first_page.values("image")[:1]))
+        # The first page, else the first figure ("page" sorts after "figure").
+        pictures = PaperImage.objects.filter(paper=OuterRef("pk")).order_by("-kind", "position")
+        papers = papers.annotate(thumbnail=Subquery(pictures.values("image")[:1]))
     return papers.prefetch_related(*related)
+
+
+def for_cards(papers: QuerySet[Paper], *, searched: str) -> QuerySet[Paper]:
+    """What a card shows beyond with_list_related, as columns of the page's own
+    rows: the search's matches marked (catalog.highlight) and, for a reader of
+    another language than the abstract's, the paper's published summary in
+    their language (else its translation) as `lead_body`, `lead_kind` and
+    `lead_backend`; None where there is none."""
+    papers = with_marks(papers, searched)
+    language = (translation.get_language() or settings.LANGUAGE_CODE).lower()
+    if language == ABSTRACT_LANGUAGE:
+        return papers.annotate(
+            **{
+                name: Value(None, TextField())
+                for name in ("lead_body", "lead_kind", "lead_backend")
+            }
+        )
+    leads = Summary.objects.filter(
+        paper=OuterRef("pk"),
+        language=language,
+        status=Summary.Status.PUBLISHED,
+        kind__in=[Summary.Kind.SUMMARY, Summary.Kind.TRANSLATION],
+    ).order_by("kind")  # "summary" before "translation"
+    return papers.annotate(
+        lead_body=Subquery(leads.values("body")[:1]),
+        lead_kind=Subquery(leads.values("kind")[:1]),
+        lead_backend=Subquery(leads.values("backend")[:1]),
+    )
 
 
 def newest_listed_at(papers: QuerySet[Paper]) -> datetime.datetime | None:

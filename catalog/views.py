@@ -1,5 +1,6 @@
 import datetime
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial, wraps
 from typing import Any, Literal
 
 from django.conf import settings
@@ -9,11 +10,12 @@ from django.http import (
     Http404,
     HttpRequest,
     HttpResponse,
+    HttpResponseRedirect,
     QueryDict,
     StreamingHttpResponse,
 )
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
@@ -25,13 +27,21 @@ from catalog.counts import (
     with_tag_counts,
 )
 from catalog.exports import FORMATS, export_response
-from catalog.filters import LIST_PARAMETERS, PERIOD_DAYS, TRENDING_WINDOWS, PaperFilter
+from catalog.filters import (
+    LIST_PARAMETERS,
+    PERIOD_DAYS,
+    TRENDING_WINDOWS,
+    PaperFilter,
+    clean_query,
+)
 from catalog.models import Category, CodeLink, Paper, Tag
 from catalog.pages import cached_page
 from catalog.pagination import CatalogPaginator
 from catalog.rendering import bibtex
 from catalog.selectors import (
+    ABSTRACT_LANGUAGE,
     filter_papers,
+    for_cards,
     newest_listed_at,
     page_categories,
     paper_for_page,
@@ -39,8 +49,29 @@ from catalog.selectors import (
     summaries_by_language,
     with_list_related,
 )
+from catalog.trending import DEFAULT_WINDOW
 from core.http import safe_methods
 from core.limits import limit_pages, limit_searches
+
+
+def clean_address(
+    view: Callable[..., HttpResponse] | None = None, *, fixed_sort: str | None = None
+) -> Callable[..., HttpResponse]:
+    """Send a list's address with empty fields or default values (what a plain
+    form leaves: `?q=&sort=newest&period=`) to its clean form, which links,
+    bookmarks and the cache share. fixed_sort: the sort the page always has."""
+    if view is None:
+        return partial(clean_address, fixed_sort=fixed_sort)
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        cleaned = clean_query(request.GET, fixed_sort=fixed_sort)
+        if cleaned is None:
+            return view(request, *args, **kwargs)
+        query = cleaned.urlencode()
+        return HttpResponseRedirect(request.path + (f"?{query}" if query else ""))
+
+    return wrapper
 
 
 def paginate(
@@ -77,12 +108,14 @@ def render_paper_list(
     context: dict | None = None,
     params: QueryDict | None = None,
     ordering: Sequence[Any] = (),
+    ordering_label: str = "",
     catalog_part: Tag | Category | Literal["all"] | None = None,
 ) -> HttpResponse:
     """A filtered, paginated list of papers: the home page, tag and category
     pages and the personal feed all render through here. params stand for
     the query string (a page with default filters); ordering replaces the
-    filter's sort (a page with an order of its own). catalog_part says which
+    filter's sort (a page with an order of its own), which ordering_label
+    names in the sort menu's place. catalog_part says which
     of the catalog's visible papers `papers` are, all of them or one tag's or
     category's, so that a list of exactly one tag or category is not counted;
     None for any other list (a reader's feed)."""
@@ -90,13 +123,22 @@ def render_paper_list(
     paper_filter = filter_papers(params, papers=papers)
     filtered = paper_filter.qs.order_by(*ordering) if ordering else paper_filter.qs
     total = None if catalog_part is None else paper_filter.maintained_total(within=catalog_part)
-    page, page_note = paginate(with_list_related(filtered), params.get("page"), count=total)
+    searched = (
+        paper_filter.form.cleaned_data.get("q", "").strip() if paper_filter.is_valid() else ""
+    )
+    rows = for_cards(with_list_related(filtered), searched=searched)
+    page, page_note = paginate(rows, params.get("page"), count=total)
     params = params.copy()
     params.pop("page", None)
+    sorted_by = paper_filter.sorted_by
     ctx = {
         "filter": paper_filter,
         "page": page,
         "page_note": page_note,
+        "searched": searched,
+        # The header's search box searches this list (a tag's, a category's, the feed).
+        "search_scope": request.path,
+        "fixed_order": ordering_label if ordering else "",
         "query_without_page": params.urlencode(),
         "active_filters": paper_filter.active_filters(),
         # Entries look up thumbnails only when they were fetched: a missing
@@ -105,11 +147,7 @@ def render_paper_list(
         "export_limit": settings.EXPORT_MAX_PAPERS,
         "wider_period": wider_period(paper_filter, papers=papers) if not page else None,
         # Sorted by trending, cards of papers with a score in the window say so.
-        "trending_window": (
-            paper_filter.trending_window
-            if paper_filter.form.cleaned_data.get("sort") == "trending"
-            else None
-        ),
+        "trending_window": paper_filter.trending_window if sorted_by == "trending" else None,
         "relevance_candidates": (
             settings.SEARCH_RELEVANCE_CANDIDATES
             if paper_filter.ranks_newest_only
@@ -149,6 +187,7 @@ def wider_period(paper_filter: PaperFilter, *, papers: QuerySet[Paper]) -> dict 
 
 
 @safe_methods
+@clean_address
 @limit_pages
 @limit_searches
 @cached_page(**LIST_PARAMETERS)
@@ -157,6 +196,7 @@ def paper_list(request: HttpRequest) -> HttpResponse:
 
 
 @safe_methods
+@clean_address
 @limit_pages
 @limit_searches
 @cached_page(**LIST_PARAMETERS)
@@ -167,6 +207,7 @@ def tag_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @safe_methods
+@clean_address
 @limit_pages
 @limit_searches
 @cached_page(**LIST_PARAMETERS)
@@ -214,6 +255,7 @@ def export_category(request: HttpRequest, code: str, fmt: str) -> StreamingHttpR
 
 
 @safe_methods
+@clean_address(fixed_sort="trending")
 @limit_pages
 @limit_searches
 @cached_page(**LIST_PARAMETERS, trending=True)
@@ -227,7 +269,8 @@ def trending(request: HttpRequest) -> HttpResponse:
         query = params.copy()
         for name in ("sort", "page"):
             query.pop(name, None)
-        query["window"] = key
+        if key != DEFAULT_WINDOW:
+            query["window"] = key
         tabs.append({"key": key, "label": label, "query": query.urlencode()})
     return render_paper_list(
         request,
@@ -289,12 +332,19 @@ def paper_by_pk(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def render_paper(request: HttpRequest, paper: Paper) -> HttpResponse:
+    summary_groups = summaries_by_language(paper.published_summaries)
+    reader = (translation.get_language() or settings.LANGUAGE_CODE).lower()
     ctx = {
         "paper": paper,
+        # The reader's language's summaries (first of the groups) come before
+        # the English abstract when there are any.
+        "leads_abstract": bool(summary_groups)
+        and reader != ABSTRACT_LANGUAGE
+        and summary_groups[0][0].lower() == reader,
         "official_code": next(
             (link for link in paper.code_links.all() if link.kind == CodeLink.Kind.OFFICIAL), None
         ),
-        "summary_groups": summaries_by_language(paper.published_summaries),
+        "summary_groups": summary_groups,
         "has_machine_text": any(s.is_machine_written for s in paper.published_summaries),
         "bibtex": bibtex(paper),
         "categories": page_categories(paper),

@@ -16,7 +16,7 @@ def test_tag_index_lists_tags_with_counts_of_visible_papers(client, django_asser
         response = client.get("/tags/")
 
     html = response.content.decode()
-    assert "#Reinforcement_Learning" in html
+    assert ">Reinforcement Learning</a>" in html  # the name readers read
     assert "2 papers" in html
     assert "0 papers" in html
 

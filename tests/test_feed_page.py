@@ -113,7 +113,7 @@ def test_what_arrived_since_the_last_visit_is_marked_new(client, reader):
     assert timezone.now() - profile.feed_seen_at < datetime.timedelta(minutes=1)
 
     # Paging on within the same visit keeps the marks.
-    assert client.get("/feed/?page=1").content.decode().count(NEW_MARK) == 2
+    assert client.get("/feed/?page=1", follow=True).content.decode().count(NEW_MARK) == 2
 
     # A visit after half an hour away is a new one: it marks only what came since.
     Profile.objects.filter(user=reader).update(feed_seen_at=now - datetime.timedelta(minutes=31))

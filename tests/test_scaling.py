@@ -58,7 +58,7 @@ def test_a_lone_tag_or_category_is_totalled_from_its_maintained_count(
     assert f"{in_category} paper" in client.get(f"/categories/{category.code}/").content.decode()
     # Narrowed further, the list is counted.
     narrowed = client.get("/tags/agents/?q=nowhere").content.decode()
-    assert "0 papers" in narrowed and "11 papers" not in narrowed
+    assert "0 results for “nowhere”" in narrowed and "11 papers" not in narrowed
 
 
 @pytest.mark.django_db

@@ -1,3 +1,4 @@
+import dataclasses
 from functools import cache
 
 from django import template
@@ -7,8 +8,9 @@ from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.safestring import SafeString, mark_safe
 
-from catalog import cards, filters
+from catalog import cards, filters, highlight
 from catalog.latex import latex_to_html, latex_to_text
+from catalog.models import tag_label as label_of_tag
 from catalog.rendering import render_markdown
 from catalog.trending import WINDOWS
 from core.fragments import Fragments, digest
@@ -27,6 +29,37 @@ def latex(text: str) -> SafeString:
     """A title or abstract as written on arXiv: macros as links and emphasis, math for KaTeX."""
     # latex_to_html escapes all text and writes only its own tags and checked links.
     return mark_safe(latex_to_html(text))  # noqa: S308
+
+
+@register.filter
+def latex_linked(text: str) -> SafeString:
+    """As latex, with written-out web addresses as links too (abstracts, not titles)."""
+    return mark_safe(latex_to_html(text, links=True))  # noqa: S308 - as latex
+
+
+@register.filter
+def marked(text: str) -> SafeString:
+    """A title with a search's matches marked (catalog.highlight)."""
+    return mark_safe(highlight.marked_html(text))  # noqa: S308 - escaped there, marks balanced
+
+
+@register.filter
+def marked_linked(text: str) -> SafeString:
+    """An abstract with a search's matches marked and its web addresses as links."""
+    return mark_safe(highlight.marked_html(text, links=True))  # noqa: S308 - as marked
+
+
+@register.filter
+def snippet(text: str | None) -> highlight.Snippet | None:
+    """The part of a marked abstract around its matches (catalog.highlight.snippet)."""
+    found = highlight.snippet(text)
+    # Escaped there, marks balanced.
+    return found and dataclasses.replace(found, html=mark_safe(found.html))  # noqa: S308
+
+
+@register.filter
+def tag_label(name: str) -> str:
+    return label_of_tag(name)
 
 
 @register.filter
@@ -59,6 +92,8 @@ def language_label(code: str) -> str:
 @register.simple_tag(takes_context=True)
 def page_url(context, number: int) -> str:
     query = context.get("query_without_page", "")
+    if number == 1:  # the first page's address has no number
+        return f"?{query}"
     return f"?{query}&page={number}" if query else f"?page={number}"
 
 
@@ -91,6 +126,7 @@ def filter_fields(context) -> SafeString:
         paper_filter,
         trending_tabs=bool(context.get("trending_tabs")),
         trending_window=context.get("trending_window"),
+        fixed_order=str(context.get("fixed_order") or ""),
     )
 
 

@@ -1,7 +1,8 @@
 """axe-core finds no violation, of any impact, on every public page and every page
 of a logged-in reader: at desktop and phone sizes, light and dark, in each language
 (English in all four looks, the other languages in two that cover both sizes and
-both themes)."""
+both themes); so do the compact view, the API's reference and the admin pages of
+papers and of adding them by link."""
 
 import itertools
 from pathlib import Path
@@ -33,6 +34,7 @@ THEMES = ("light", "dark")
 PUBLIC = [
     "/",
     "/?q=reasoning&period=30d&tag=reasoning&has_code=1",
+    "/?q=verifier",  # marked words and a snippet
     "/?period=1d",
     "/trending/",
     "/?sort=trending&window=24h",
@@ -45,7 +47,9 @@ PUBLIC = [
     "/accounts/signup/",
     "/accounts/password/reset/",
     "/no-such-page/",
+    "/api/docs",
 ]
+ADMIN = ["/admin/catalog/paper/", "/admin/ingest/linkrequest/add/"]
 READER = [
     "/",
     "/papers/2505.15034/",
@@ -78,6 +82,9 @@ def catalog(settings, tmp_path):
     )
     CodeLinkFactory(paper=paper, url="https://github.com/kaiwenzha/rl-tango")
     SummaryFactory(paper=paper, language="zh-hans", kind=Summary.Kind.TRANSLATION)
+    # What ko and zh-hans readers meet first on the card and the page.
+    SummaryFactory(paper=paper, language="zh-hans", kind=Summary.Kind.SUMMARY)
+    SummaryFactory(paper=paper, language="ko", kind=Summary.Kind.SUMMARY, body="검증기 요약.")
     SummaryFactory(paper=paper, language="en", kind=Summary.Kind.TAKEAWAYS, body="1. One\n2. Two")
     image = PaperImage(paper=paper, kind=PaperImage.Kind.FIRST_PAGE, width=2, height=3)
     image.image.save("page.png", ContentFile(png(2, 3)))
@@ -181,3 +188,36 @@ def test_open_menus_and_pickers_have_no_axe_violation(browser, live_server, cata
     page.locator("[data-open-dialog=shortcuts]").click()
     assert violations(page) == []
     context.close()
+
+
+@pytest.mark.parametrize(("size", "theme"), EVERY_LOOK)
+def test_the_compact_view_and_the_admin_pages_have_no_axe_violation(
+    browser, live_server, catalog, size, theme
+):
+    width, height = SIZES[size]
+    context = browser.new_context(
+        base_url=live_server.url, viewport={"width": width, "height": height}, color_scheme=theme
+    )
+    context.add_init_script("localStorage.setItem('view', 'compact')")
+    found = {}
+    page = context.new_page()
+    for path in ("/", "/?q=verifier", "/tags/reasoning/"):
+        page.goto(path)
+        found[path] = violations(page)
+    context.add_cookies(
+        [
+            {
+                "name": "sessionid",
+                "value": session_of(UserFactory(is_staff=True, is_superuser=True)),
+                "url": live_server.url,
+            }
+        ]
+    )
+    for path in ADMIN:
+        page.goto(path)
+        if "linkrequest" in path:  # select2 draws its boxes once the page has loaded
+            page.locator(".select2-container").first.wait_for()
+        found[path] = violations(page)
+    context.close()
+
+    assert {path: problems for path, problems in found.items() if problems} == {}
