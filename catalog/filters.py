@@ -356,7 +356,7 @@ PaperFilter.base_filters["to"] = django_filters.DateFilter(
 )
 
 # Every query parameter a list page reads, by whether it takes several values:
-# the cache keys pages on these alone (catalog.pages.cached_page).
+# the cache keys pages on these alone (catalog.page_cache.cached_page).
 LIST_PARAMETERS = {
     "multiple": sorted(
         name

@@ -27,7 +27,7 @@ from catalog.counts import (
 from catalog.exports import FORMATS, export_response
 from catalog.filters import LIST_PARAMETERS, PERIOD_DAYS, TRENDING_WINDOWS, PaperFilter
 from catalog.models import Category, CodeLink, Paper, Tag
-from catalog.pages import cached_page
+from catalog.page_cache import cached_page
 from catalog.pagination import CatalogPaginator
 from catalog.rendering import bibtex
 from catalog.selectors import (

@@ -74,7 +74,6 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "allauth.account.middleware.AccountMiddleware",
     "accounts.middleware.ReaderLanguageMiddleware",
-    "accounts.middleware.ReaderSlotsMiddleware",
     "accounts.middleware.PrivatePagesMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -97,7 +96,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.i18n",
                 "catalog.context_processors.site",
-                "accounts.context_processors.reader",
+                "catalog.page_cache.template_reader_parts",
             ],
         },
     },
@@ -154,6 +153,9 @@ else:
 # a Redis that is down or slow (over CATALOG_CACHE_TIMEOUT seconds) counts as a miss.
 CATALOG_CACHE_URL = env("CATALOG_CACHE_URL", default=REDIS_URL)
 CATALOG_CACHE_SECONDS = env.int("CATALOG_CACHE_SECONDS", default=600)
+# The reader's parts of a page (toggles, the account menu), made for each request
+# by this factory (catalog/page_cache.py): the catalog never imports accounts.
+READER_PARTS = "accounts.reader_parts.reader_parts"
 # Paper cards each process keeps rendered for lists (catalog/cards.py), about
 # 3 KB each; 0 renders every card on every request.
 PAPER_CARD_CACHE_SIZE = env.int("PAPER_CARD_CACHE_SIZE", default=5000)

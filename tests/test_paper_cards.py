@@ -1,6 +1,6 @@
 """List cards rendered once and shared between readers (catalog/cards.py), and
-whole pages shared by every logged-in reader (catalog/pages.py): every reader's
-page is exactly what rendering it afresh gives."""
+whole pages shared by every logged-in reader (catalog/page_cache.py): every
+reader's page is exactly what rendering it afresh gives."""
 
 import datetime
 import re
@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 
-from accounts import toggles
+from accounts import reader_parts, toggles
 from accounts.models import Profile
 from discovery.models import Recommendation
 from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
@@ -195,10 +195,10 @@ def test_shared_toggles_are_the_toggle_templates_rendered_for_the_page(catalog, 
     for path in ('/?q="x"&tag=agents', "/tags/agents/?page=2"):
         request = rf.get(path)
         request.user = reader
-        slots = toggles.ReaderPageSlots(
+        slots = reader_parts.AccountReaderParts(
             request=request,
             saved_paper_ids=frozenset([paper.pk]),
-            subscribed=toggles.ReaderState(tag_ids=frozenset([agents.pk])),
+            subscribed=reader_parts.ReaderState(tag_ids=frozenset([agents.pk])),
         )
         token = slots.csrf_token
         for _ in range(2):  # rendered, then read from the process's store

@@ -7,8 +7,9 @@ from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.safestring import SafeString, mark_safe
 
-from catalog import cards, filters
+from catalog import cards, filters, page_cache
 from catalog.latex import latex_to_html, latex_to_text
+from catalog.models import Category, Paper, Tag
 from catalog.rendering import render_markdown
 from catalog.trending import WINDOWS
 from core.fragments import Fragments, digest
@@ -79,8 +80,25 @@ def paper_card(context, paper) -> SafeString:
         trending_window=context.get("trending_window"),
         marks_new=bool(context.get("marks_new")),
         for_you=bool(context.get("for_you")),
-        slots=context["card_slots"],
+        parts=context["reader_parts"],
     )
+
+
+# The reader's parts of any page (catalog.page_cache.ReaderParts), rendered
+# from the site's own templates and escaped there.
+@register.simple_tag(takes_context=True)
+def subscribe_toggle(context, target: Tag | Category, look: str = "button") -> SafeString:
+    return mark_safe(context["reader_parts"].subscribe_toggle(target, look))  # noqa: S308
+
+
+@register.simple_tag(takes_context=True)
+def save_toggle(context, paper: Paper) -> SafeString:
+    return mark_safe(context["reader_parts"].save_toggle(paper.pk))  # noqa: S308
+
+
+@register.simple_tag(takes_context=True)
+def account_menu(context) -> SafeString:
+    return mark_safe(context["reader_parts"].account_menu())  # noqa: S308
 
 
 @register.simple_tag(takes_context=True)
@@ -97,7 +115,7 @@ def filter_fields(context) -> SafeString:
 @register.simple_tag
 def card_slot(name: str, *key) -> SafeString:
     """Where the reader's part goes in a shared card (see catalog.cards)."""
-    return cards.slot(name, *key)
+    return page_cache.slot(name, *key)
 
 
 _shared = Fragments()
