@@ -9,7 +9,6 @@ it once a request, for pages it renders or fills from the cache.
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.http import HttpRequest
 from django.middleware.csrf import get_token
@@ -29,7 +28,9 @@ BECAUSE_TEMPLATE = "accounts/_because.html"
 
 # Toggle variants every process keeps rendered, with stand-ins for the
 # reader's CSRF token and the page's address (core/fragments.py).
-_variants = Fragments()
+_variants = Fragments("READER_PARTS_CACHE_SIZE")
+# Reasons on For you: many cards share one (a saved paper, a followed tag).
+_reasons = Fragments("FOR_YOU_REASONS_CACHE_SIZE")
 
 
 @dataclass(frozen=True)
@@ -82,9 +83,7 @@ class AccountReaderParts:
             return get_template(template).render(context)
 
         shared = _variants.get_or_render(
-            digest(template, variant, authenticated, translation.get_language()),
-            render,
-            size=settings.PAPER_CARD_CACHE_SIZE,
+            digest(template, variant, authenticated, translation.get_language()), render
         )
         return shared.replace(self.CSRF_STAND_IN, self.csrf_token).replace(
             self.NEXT_STAND_IN, conditional_escape(toggles.next_path(self.request))
@@ -137,7 +136,6 @@ class AccountReaderParts:
         return self.subscribe_toggle(tag, "chip") if self.user.is_authenticated else ""
 
     def because(self, paper: Paper) -> str:
-        # On For you only; many cards share a reason (a saved paper, a followed tag).
         reason = (
             paper.because_paper_pk,
             paper.because_paper_title,
@@ -145,10 +143,9 @@ class AccountReaderParts:
             paper.because_tag_name,
             paper.because_tag_slug,
         )
-        return _variants.get_or_render(
+        return _reasons.get_or_render(
             digest(BECAUSE_TEMPLATE, reason, translation.get_language()),
             lambda: get_template(BECAUSE_TEMPLATE).render({"paper": paper}),
-            size=settings.PAPER_CARD_CACHE_SIZE,
         )
 
     def account_menu(self) -> str:

@@ -1,17 +1,19 @@
 """Paper cards rendered once per paper version and shared by every reader.
 
 Rendering a list's cards was most of a list page's time. A card's shared HTML
-depends only on the paper as the list fetched it, the language and the list's
-options, so it is kept in a per-process LRU keyed by a digest of exactly those
-values: a changed paper gets a new key, and nothing ever needs invalidating.
-What differs per reader is left as slots in the shared HTML, filled on every
+depends only on the rows it shows, the list's options, the language and time
+zone, and its template, so it is kept in a per-process LRU
+(PAPER_CARD_CACHE_SIZE) keyed on exactly those: the paper's, its tags' and
+its category's versions (`changed_at`, moved by every write, see
+catalog.changes), the options, and a digest of the template's source. A
+changed paper gets a new key, and nothing ever needs invalidating. What
+differs per reader is left as slots in the shared HTML, filled on every
 request: the "new" badge, and the reader's parts (catalog.page_cache.ReaderParts):
 the save toggle, each tag's follow chip and, on For you, why the paper is
 there and the "not interested" button. Without Redis this works the same:
 each process keeps its own cards.
 """
 
-from django.conf import settings
 from django.template.loader import get_template
 from django.utils import timezone, translation
 from django.utils.html import format_html
@@ -20,42 +22,37 @@ from django.utils.safestring import SafeString, mark_safe
 from catalog.models import Paper
 from catalog.page_cache import ReaderParts, slot
 from catalog.trending import WINDOWS
-from core.fragments import Fragments, digest
+from core.fragments import Fragments, digest, template_digest
 
 CARD_TEMPLATE = "catalog/_paper_card.html"
 
-_cards = Fragments()
+_cards = Fragments("PAPER_CARD_CACHE_SIZE")
 
 
 def card_key(paper: Paper, *, thumbnails: bool, trending_window: str | None) -> bytes:
-    """A digest of everything the shared card shows (see templates/catalog/_paper_card.html)."""
+    """What changes the shared card: the versions of the rows it shows, the
+    list's options (thumbnails, and whether this paper wears the trending
+    badge, a score the periodic refresh rewrites without moving versions),
+    the language and time zone, and the template."""
     category = paper.primary_category
-    parts = (
+    return digest(
         paper.pk,
-        paper.arxiv_id,
-        paper.title,
-        paper.abstract,
-        paper.author_list,
-        paper.published_at,
-        paper.published_precision,
-        paper.added_at,
-        category and (category.code, category.name),
-        [(tag.pk, tag.name, tag.slug) for tag in paper.tags.all()],
-        paper.official_code_url,
-        thumbnails and paper.thumbnail,
+        paper.changed_at,
+        [(tag.pk, tag.changed_at) for tag in paper.tags.all()],
+        category and (category.pk, category.changed_at),
+        thumbnails,
         trending_window in WINDOWS and bool(getattr(paper, WINDOWS[trending_window].column)),
         translation.get_language(),
         timezone.get_current_timezone_name(),
+        template_digest(CARD_TEMPLATE),
     )
-    return digest(*parts)
 
 
 def shared_card(paper: Paper, *, thumbnails: bool, trending_window: str | None) -> str:
     """The card as every reader sees it, with their slots still open."""
-    size = settings.PAPER_CARD_CACHE_SIZE
-    key = card_key(paper, thumbnails=thumbnails, trending_window=trending_window) if size else b""
+    key = card_key(paper, thumbnails=thumbnails, trending_window=trending_window)
     context = {"paper": paper, "list_thumbnails": thumbnails, "trending_window": trending_window}
-    return _cards.get_or_render(key, lambda: get_template(CARD_TEMPLATE).render(context), size=size)
+    return _cards.get_or_render(key, lambda: get_template(CARD_TEMPLATE).render(context))
 
 
 def paper_card(

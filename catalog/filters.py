@@ -24,7 +24,7 @@ from catalog.models import NEWEST_FIRST, Category, Paper, PaperTag, Tag
 from catalog.pagination import estimated_count
 from catalog.search import search
 from catalog.trending import DEFAULT_WINDOW, ordering
-from core.fragments import Fragments, digest
+from core.fragments import Fragments, digest, template_digest
 
 PERIOD_DAYS = {"1d": 1, "7d": 7, "30d": 30, "365d": 365}
 TRENDING_WINDOWS = [
@@ -288,7 +288,7 @@ class PaperFilter(django_filters.FilterSet):
         return SORTED_NEWEST_FIRST if few else NEWEST_FIRST
 
 
-_fields_html = Fragments()
+_fields_html = Fragments("FILTER_FORM_CACHE_SIZE")
 FIELDS_TEMPLATE = "catalog/_filter_fields.html"
 
 
@@ -298,8 +298,10 @@ def filter_fields_html(
     """The filter's fields as a list page shows them (the values given, any errors).
 
     They are the same for every reader who asks with the same values, so they
-    are rendered once per process under a digest of what they show: the
-    values, the options, the language and the page's trending controls.
+    are rendered once per process under a digest of what changes them: the
+    values given, the options (every tag's slug and name, every category's
+    code: a value's error depends on them too), the language, the page's
+    trending controls and the templates.
     """
     form = paper_filter.form
     key = digest(
@@ -310,17 +312,14 @@ def filter_fields_html(
         translation.get_language(),
         trending_tabs,
         trending_window,
+        template_digest(FIELDS_TEMPLATE),
     )
     context = {
         "filter": paper_filter,
         "trending_tabs": trending_tabs,
         "trending_window": trending_window,
     }
-    html = _fields_html.get_or_render(
-        key,
-        lambda: get_template(FIELDS_TEMPLATE).render(context),
-        size=settings.FILTER_FORM_CACHE_SIZE,
-    )
+    html = _fields_html.get_or_render(key, lambda: get_template(FIELDS_TEMPLATE).render(context))
     return mark_safe(html)  # noqa: S308 - rendered from the site's template, values escaped
 
 

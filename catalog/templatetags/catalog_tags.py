@@ -1,7 +1,6 @@
 from functools import cache
 
 from django import template
-from django.conf import settings
 from django.core.files.storage import default_storage
 from django.template.loader import render_to_string
 from django.utils import translation
@@ -12,7 +11,7 @@ from catalog.latex import latex_to_html, latex_to_text
 from catalog.models import Category, Paper, Tag
 from catalog.rendering import render_markdown
 from catalog.trending import WINDOWS
-from core.fragments import Fragments, digest
+from core.fragments import Fragments, digest, template_digest
 
 register = template.Library()
 
@@ -118,7 +117,7 @@ def card_slot(name: str, *key) -> SafeString:
     return page_cache.slot(name, *key)
 
 
-_shared = Fragments()
+_shared = Fragments("INDEX_CARDS_CACHE_SIZE")
 
 
 class SharedNode(template.Node):
@@ -126,17 +125,21 @@ class SharedNode(template.Node):
         self.nodelist, self.name, self.key = nodelist, name, key
 
     def render(self, context: template.Context) -> str:
-        key = digest(self.name, self.key.resolve(context), translation.get_language())
-        return _shared.get_or_render(
-            key, lambda: self.nodelist.render(context), size=settings.PAPER_CARD_CACHE_SIZE
+        key = digest(
+            self.name,
+            self.key.resolve(context),
+            translation.get_language(),
+            template_digest(self.origin.template_name),
         )
+        return _shared.get_or_render(key, lambda: self.nodelist.render(context))
 
 
 @register.tag
 def shared(parser: template.base.Parser, token: template.base.Token) -> SharedNode:
     """{% shared "name" key %}...{% endshared %}: what the block renders, kept by
-    each process for every key (and language) like the paper cards; the key
-    must stand for everything the block shows (core.fragments.digest)."""
+    each process for every key (with the language and the template's source)
+    like the paper cards; the key must stand for the versions of every row the
+    block shows (core.fragments)."""
     try:
         _, name, key = token.split_contents()
     except ValueError as err:
