@@ -3,7 +3,11 @@ whole pages shared by every logged-in reader (catalog/page_cache.py): every
 reader's page is exactly what rendering it afresh gives."""
 
 import datetime
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -397,3 +401,18 @@ def test_a_change_to_the_filters_options_is_shown_at_once(client):
     page = options()  # the chosen tag is gone: the form says so
     assert '<option value="autonomous">Autonomous agents</option>' in page
     assert "field-error" in page
+
+
+def test_a_store_sized_below_zero_stops_the_site_from_starting():
+    env = {**os.environ, "DEBUG": "1", "INDEX_CARDS_CACHE_SIZE": "-1"}
+    started = subprocess.run(
+        [sys.executable, "-c", "import config.settings"],
+        cwd=Path(__file__).resolve().parent.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert started.returncode != 0
+    assert "INDEX_CARDS_CACHE_SIZE is a number of fragments, 0 or more, not -1." in started.stderr
