@@ -1,12 +1,9 @@
 from collections.abc import Callable
-from functools import partial
 
 from django.http import HttpRequest, HttpResponse
 from django.utils import translation
 from django.utils.cache import add_never_cache_headers
 from django.utils.functional import SimpleLazyObject, empty
-
-from accounts.toggles import reader_slots
 
 # Set at log-in from the reader's profile and when they switch language.
 READER_LANGUAGE_SESSION_KEY = "reader_language"
@@ -27,19 +24,6 @@ class ReaderLanguageMiddleware:
         if language:
             translation.activate(language)
             request.LANGUAGE_CODE = translation.get_language()
-        return self.get_response(request)
-
-
-class ReaderSlotsMiddleware:
-    """Give the catalog the reader's parts of a page (request.card_slots, see
-    catalog.cards.ReaderSlots) without it knowing about accounts: it fills them
-    into pages every reader shares. Built, and the user read, only if asked."""
-
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        request.card_slots = SimpleLazyObject(partial(reader_slots, request))
         return self.get_response(request)
 
 

@@ -111,6 +111,7 @@ def feed(request: HttpRequest) -> HttpResponse:
             "new_since": new_since,
             "private_feed_token": profile.feed_token,
             "marks_new": True,  # only the feed's papers carry is_new
+            "reader_ids": selectors.reader_ids(user=request.user),
         },
     )
     if selectors.feed_visit_changed(profile=profile, new_since=new_since, now=now):
@@ -201,7 +202,10 @@ def dismiss(request: HttpRequest, paper_id: int) -> HttpResponse:
 @clean_address
 def saved(request: HttpRequest) -> HttpResponse:
     return render_paper_list(
-        request, papers=selectors.saved_papers(user=request.user), template="accounts/saved.html"
+        request,
+        papers=selectors.saved_papers(user=request.user),
+        template="accounts/saved.html",
+        context={"reader_ids": selectors.reader_ids(user=request.user)},
     )
 
 

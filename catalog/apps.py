@@ -7,7 +7,7 @@ class CatalogConfig(AppConfig):
     verbose_name = "Catalog"
 
     def ready(self) -> None:
-        from catalog import checks, signals  # noqa: F401
+        from catalog import changes, checks  # noqa: F401
         from catalog.search import ensure_sqlite_index
 
         post_migrate.connect(ensure_sqlite_index, sender=self, dispatch_uid="catalog_sqlite_fts")

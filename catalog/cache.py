@@ -2,7 +2,7 @@
 
 Every key carries the catalog version, a counter in the cache that any write
 to papers, tags, categories, code links, summaries or images bumps once its
-transaction commits (see catalog.signals; bulk ingest bumps it itself). Old
+transaction commits, through the one write path (catalog.changes). Old
 entries are never deleted, only no longer asked for, and expire on their own.
 
 The cache is the "catalog" alias: Redis shared by every web process, or a

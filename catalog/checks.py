@@ -1,7 +1,29 @@
-"""Deployment checks of the catalog cache (`manage.py check --deploy`)."""
+"""Checks of the catalog's settings: the reader's parts of its pages, and
+(`manage.py check --deploy`) the catalog cache."""
 
 from django.conf import settings
 from django.core import checks
+from django.utils.module_loading import import_string
+
+
+@checks.register()
+def reader_parts_factory(app_configs, **kwargs) -> list[checks.CheckMessage]:
+    """READER_PARTS must name a callable: every page asks it for the reader's parts."""
+    try:
+        factory = import_string(settings.READER_PARTS)
+    except ImportError as error:
+        factory, problem = None, str(error)
+    else:
+        problem = "" if callable(factory) else f"{settings.READER_PARTS} is not callable"
+    if not problem:
+        return []
+    return [
+        checks.Error(
+            f"READER_PARTS does not name the factory of the reader's parts: {problem}.",
+            hint='Name a function of the request, e.g. "accounts.reader_parts.reader_parts".',
+            id="catalog.E001",
+        )
+    ]
 
 
 @checks.register(checks.Tags.caches, deploy=True)

@@ -2,7 +2,7 @@
 
 Each one writes the catalog, records a CurationEvent per paper it changed
 (who, when, what: the paper's admin history shows them) and makes cached
-pages fresh once it commits, since bulk updates send no model signals.
+pages fresh through catalog.changes, since bulk updates send no model signals.
 """
 
 from collections.abc import Iterable, Sequence
@@ -12,7 +12,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from catalog.cache import bump_catalog_version
+from catalog.changes import papers_changed
 from catalog.models import CurationEvent, Paper, PaperTag, Summary, Tag
 
 # A person, or the name of what acted for nobody in particular ("add_papers command").
@@ -35,11 +35,6 @@ def record_each(details: dict[int, str], action: str, *, by: Actor) -> list[Cura
         CurationEvent(paper_id=pk, action=action, detail=detail, created_at=now, **who)
         for pk, detail in details.items()
     )
-
-
-def _changed(paper_ids: Sequence[int]) -> None:
-    if paper_ids:
-        transaction.on_commit(bump_catalog_version)
 
 
 def tag_names(tags: Iterable[Tag]) -> str:
@@ -71,7 +66,7 @@ def add_tags(papers: QuerySet[Paper], tags: Sequence[Tag], *, by: Actor) -> list
     for row in new:
         given.setdefault(row.paper_id, []).append(names[row.tag_id])
     record_each({pk: ", ".join(added) for pk, added in given.items()}, Action.TAGGED, by=by)
-    _changed(list(given))
+    papers_changed(list(given))
     return list(given)
 
 
@@ -83,7 +78,7 @@ def remove_tag(papers: QuerySet[Paper], tag: Tag, *, by: Actor) -> list[int]:
     )
     PaperTag.objects.filter(paper_id__in=paper_ids, tag=tag).delete()
     record(paper_ids, Action.UNTAGGED, by=by, detail=tag.name)
-    _changed(paper_ids)
+    papers_changed(paper_ids)
     return paper_ids
 
 
@@ -92,7 +87,7 @@ def hide(papers: QuerySet[Paper], *, by: Actor) -> list[int]:
     paper_ids = list(papers.filter(is_visible=True).values_list("pk", flat=True))
     Paper.objects.filter(pk__in=paper_ids).update(is_visible=False)
     record(paper_ids, Action.HIDDEN, by=by)
-    _changed(paper_ids)
+    papers_changed(paper_ids)
     return paper_ids
 
 
@@ -110,7 +105,7 @@ def show(papers: QuerySet[Paper], *, by: Actor) -> list[int]:
     Paper.objects.filter(pk__in=paper_ids).update(is_visible=True, review=Paper.Review.PUBLISHED)
     record(in_review, Action.PUBLISHED, by=by)
     record(set(paper_ids) - set(in_review), Action.SHOWN, by=by)
-    _changed(paper_ids)
+    papers_changed(paper_ids)
     return paper_ids
 
 
@@ -129,7 +124,7 @@ def publish(
         add_tags(Paper.objects.filter(pk__in=paper_ids), tags, by=by)
     with_tags = f"with {tag_names(tags)}" if tags else ""
     record(paper_ids, Action.PUBLISHED, by=by, detail="; ".join(filter(None, [with_tags, detail])))
-    _changed(paper_ids)
+    papers_changed(paper_ids)
     return paper_ids
 
 
@@ -139,7 +134,7 @@ def reject(papers: QuerySet[Paper], *, by: Actor) -> list[int]:
     paper_ids = list(papers.filter(review=Paper.Review.PENDING).values_list("pk", flat=True))
     Paper.objects.filter(pk__in=paper_ids).update(is_visible=False, review=Paper.Review.REJECTED)
     record(paper_ids, Action.REJECTED, by=by)
-    _changed(paper_ids)
+    papers_changed(paper_ids)
     return paper_ids
 
 
@@ -162,5 +157,5 @@ def publish_summaries(summaries: QuerySet[Summary], *, by: Actor) -> int:
         Action.SUMMARIES_PUBLISHED,
         by=by,
     )
-    _changed(list(by_paper))
+    papers_changed(list(by_paper))
     return len(drafts)

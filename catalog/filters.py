@@ -26,7 +26,7 @@ from catalog.models import NEWEST_FIRST, Category, Paper, PaperTag, Tag, tag_lab
 from catalog.pagination import estimated_count
 from catalog.search import search
 from catalog.trending import DEFAULT_WINDOW, ordering
-from core.fragments import Fragments, digest
+from core.fragments import Fragments, digest, template_digest
 
 PERIOD_DAYS = {"1d": 1, "7d": 7, "30d": 30, "365d": 365}
 TRENDING_WINDOWS = [
@@ -335,7 +335,7 @@ def clean_query(params: QueryDict, *, fixed_sort: str | None = None) -> QueryDic
     return QueryDict(urlencode(kept))
 
 
-_fields_html = Fragments()
+_fields_html = Fragments("FILTER_FORM_CACHE_SIZE")
 FIELDS_TEMPLATE = "catalog/_filter_fields.html"
 
 
@@ -349,8 +349,10 @@ def filter_fields_html(
     """The filter's fields as a list page shows them (the values given, any errors).
 
     They are the same for every reader who asks with the same values, so they
-    are rendered once per process under a digest of what they show: the
-    values, the options, the language and the page's trending controls.
+    are rendered once per process under a digest of what changes them: the
+    values given, the options (every tag's slug and name, every category's
+    code: a value's error depends on them too), the language, the page's
+    trending controls and the templates.
     """
     form = paper_filter.form
     key = digest(
@@ -362,6 +364,7 @@ def filter_fields_html(
         trending_tabs,
         trending_window,
         fixed_order,
+        template_digest(FIELDS_TEMPLATE),
     )
     context = {
         "filter": paper_filter,
@@ -369,11 +372,7 @@ def filter_fields_html(
         "trending_window": trending_window,
         "fixed_order": fixed_order,
     }
-    html = _fields_html.get_or_render(
-        key,
-        lambda: get_template(FIELDS_TEMPLATE).render(context),
-        size=settings.FILTER_FORM_CACHE_SIZE,
-    )
+    html = _fields_html.get_or_render(key, lambda: get_template(FIELDS_TEMPLATE).render(context))
     return mark_safe(html)  # noqa: S308 - rendered from the site's template, values escaped
 
 
@@ -412,7 +411,7 @@ PaperFilter.base_filters["to"] = django_filters.DateFilter(
 )
 
 # Every query parameter a list page reads, by whether it takes several values:
-# the cache keys pages on these alone (catalog.pages.cached_page).
+# the cache keys pages on these alone (catalog.page_cache.cached_page).
 LIST_PARAMETERS = {
     "multiple": sorted(
         name

@@ -7,7 +7,7 @@ from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Exists, F, Func, OuterRef, Q
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Now
 from django.db.models.sql import Query
 from django.urls import reverse
 from django.utils import timezone
@@ -18,7 +18,28 @@ from catalog import arxiv_ids
 from catalog.taxonomy import validate_category_code
 
 
-class Category(models.Model):
+class Versioned(models.Model):
+    """A row with a version: `changed_at` moves on with every save(), whatever
+    fields it writes. Fragments of pages are kept under it (catalog.cards), and
+    what changed since a moment is found by it. Writes that bypass save()
+    (QuerySet.update(), bulk_create(), raw SQL) go through catalog.changes;
+    rows inserted by SQL get the database's clock."""
+
+    changed_at = models.DateTimeField(
+        "last changed", default=timezone.now, db_default=Now(), editable=False
+    )
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args, **kwargs) -> None:
+        self.changed_at = timezone.now()
+        if kwargs.get("update_fields") is not None:
+            kwargs["update_fields"] = {*kwargs["update_fields"], "changed_at"}
+        super().save(*args, **kwargs)
+
+
+class Category(Versioned):
     """An arXiv taxonomy category such as cs.CL."""
 
     code = models.CharField(max_length=32, unique=True, validators=[validate_category_code])
@@ -68,7 +89,7 @@ def tag_label(name: str) -> str:
     return WORD_JOINING_UNDERSCORE.sub(" ", name)
 
 
-class Tag(models.Model):
+class Tag(Versioned):
     """A curated topic, e.g. R1_Reasoning."""
 
     name = models.CharField(max_length=100, unique=True)
@@ -142,7 +163,11 @@ class PaperQuerySet(models.QuerySet):
 NEWEST_FIRST = (F("listed_at").desc(), F("id").desc())
 
 
-class Paper(models.Model):
+class Paper(Versioned):
+    """A paper; its changed_at is the last change to anything its pages show:
+    its own fields, its tags, authors, categories, code links, summaries and
+    images, and a listing merged into it (catalog.changes)."""
+
     class DatePrecision(models.TextChoices):
         DAY = "day", "day"
         # A new-style arXiv id alone tells the year and month, not the day.
@@ -237,6 +262,8 @@ class Paper(models.Model):
                 fields=["id"], name="paper_trending", condition=Q(trending_30d__isnull=False)
             ),
             models.Index(fields=["added_at"], name="paper_added_at"),
+            # What changed since a moment.
+            models.Index(fields=["changed_at"], name="paper_changed_at"),
             models.Index(fields=["title_key"], name="paper_title_key"),
             # The review inbox, newest first.
             models.Index(

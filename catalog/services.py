@@ -4,7 +4,7 @@ from collections.abc import Iterable, Sequence
 
 from django.db import transaction
 
-from catalog.cache import bump_catalog_version
+from catalog.changes import papers_changed
 from catalog.models import (
     Author,
     Category,
@@ -64,7 +64,7 @@ def store_author_names(paper: Paper, names: list[str]) -> None:
         Paper.objects.filter(pk=paper.pk).update(
             author_list=paper.author_list, author_names=paper.author_names
         )
-        transaction.on_commit(bump_catalog_version)  # update() sends no post_save
+        papers_changed([paper.pk])  # update() sends no post_save
 
 
 def upsert_categories(codes: Iterable[str]) -> dict[str, Category]:
@@ -111,4 +111,5 @@ def match_to_arxiv_id(paper: Paper, arxiv_id: str) -> Paper:
     paper.merged_into = existing
     paper.is_visible = False
     paper.save(update_fields=["merged_into", "is_visible"])
+    papers_changed([existing.pk])  # it has the listing's tags, links and summaries now
     return existing

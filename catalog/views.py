@@ -35,7 +35,7 @@ from catalog.filters import (
     clean_query,
 )
 from catalog.models import Category, CodeLink, Paper, Tag
-from catalog.pages import cached_page
+from catalog.page_cache import cached_page
 from catalog.pagination import CatalogPaginator
 from catalog.rendering import bibtex
 from catalog.selectors import (
@@ -286,8 +286,8 @@ def trending(request: HttpRequest) -> HttpResponse:
 @cached_page
 def tag_index(request: HttpRequest) -> HttpResponse:
     tags = list(tags_with_counts())
-    # The cards are rendered once per process for what they show ({% shared %}).
-    shown = [(tag.pk, tag.slug, tag.name, tag.description, tag.paper_count) for tag in tags]
+    # The cards are rendered once per process for the rows' versions and counts ({% shared %}).
+    shown = [(tag.pk, tag.changed_at, tag.paper_count) for tag in tags]
     return render(request, "catalog/tag_index.html", {"tags": tags, "cards_key": shown})
 
 
@@ -299,7 +299,7 @@ def category_index(request: HttpRequest) -> HttpResponse:
     archives: dict[str, list[Category]] = {}
     for category in categories:
         archives.setdefault(category.archive, []).append(category)
-    shown = [(c.pk, c.code, c.name, c.paper_count) for c in categories]
+    shown = [(c.pk, c.changed_at, c.paper_count) for c in categories]
     context = {"archives": sorted(archives.items()), "cards_key": shown}
     return render(request, "catalog/category_index.html", context)
 

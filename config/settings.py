@@ -74,7 +74,6 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "allauth.account.middleware.AccountMiddleware",
     "accounts.middleware.ReaderLanguageMiddleware",
-    "accounts.middleware.ReaderSlotsMiddleware",
     "accounts.middleware.PrivatePagesMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -97,7 +96,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.i18n",
                 "catalog.context_processors.site",
-                "accounts.context_processors.reader",
+                "catalog.page_cache.template_reader_parts",
             ],
         },
     },
@@ -154,11 +153,31 @@ else:
 # a Redis that is down or slow (over CATALOG_CACHE_TIMEOUT seconds) counts as a miss.
 CATALOG_CACHE_URL = env("CATALOG_CACHE_URL", default=REDIS_URL)
 CATALOG_CACHE_SECONDS = env.int("CATALOG_CACHE_SECONDS", default=600)
-# Paper cards each process keeps rendered for lists (catalog/cards.py), about
-# 3 KB each; 0 renders every card on every request.
-PAPER_CARD_CACHE_SIZE = env.int("PAPER_CARD_CACHE_SIZE", default=5000)
-# List filters each process keeps rendered, one per choice of values (catalog/filters.py).
-FILTER_FORM_CACHE_SIZE = env.int("FILTER_FORM_CACHE_SIZE", default=1000)
+# The reader's parts of a page (toggles, the account menu), made for each request
+# by this factory (catalog/page_cache.py): the catalog never imports accounts.
+READER_PARTS = "accounts.reader_parts.reader_parts"
+
+
+def fragment_store_size(name: str, default: int) -> int:
+    """The size of a store of fragments each process keeps rendered (core/fragments.py)."""
+    size = env.int(name, default=default)
+    if size < 0:
+        raise ImproperlyConfigured(f"{name} is a number of fragments, 0 or more, not {size}.")
+    return size
+
+
+# Each store of fragments is sized on its own; 0 renders every one on every
+# request. Paper cards for lists (catalog/cards.py), about 3 KB each:
+PAPER_CARD_CACHE_SIZE = fragment_store_size("PAPER_CARD_CACHE_SIZE", 5000)
+# the tag and category indexes' cards, one per language and state of the catalog:
+INDEX_CARDS_CACHE_SIZE = fragment_store_size("INDEX_CARDS_CACHE_SIZE", 20)
+# list filters, one per choice of values (catalog/filters.py):
+FILTER_FORM_CACHE_SIZE = fragment_store_size("FILTER_FORM_CACHE_SIZE", 1000)
+# the reader's toggles and menus (accounts/reader_parts.py), one per state, tag
+# or category and language, and one account menu per reader:
+READER_PARTS_CACHE_SIZE = fragment_store_size("READER_PARTS_CACHE_SIZE", 5000)
+# why a paper is on For you, one per saved paper or followed tag named and language:
+FOR_YOU_REASONS_CACHE_SIZE = fragment_store_size("FOR_YOU_REASONS_CACHE_SIZE", 2000)
 _catalog_cache_timeout = env.float("CATALOG_CACHE_TIMEOUT", default=0.25)
 # In production the catalog cache is a Redis of its own, capped with maxmemory
 # and evicting least recently used keys (docker-compose.yml's "cache"): anyone

@@ -1,17 +1,24 @@
 """HTML fragments rendered once and shared by every request of a process.
 
-A fragment is kept under a digest of everything it shows, so a change to any
-of it gives another key and nothing ever needs invalidating: this works the
-same with or without Redis. Least recently used entries go first.
+A fragment is kept under a digest of what changes it: the versions of the
+rows it shows, the options it was rendered with, and the source of its
+templates (template_digest), so a change to any of them gives another key
+and nothing ever needs invalidating. This works the same with or without
+Redis. Each store is sized by a setting of its own; least recently used
+entries go first.
 """
 
 import hashlib
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 
+from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
+from django.template import Template, engines
+from django.template.loader_tags import ExtendsNode, IncludeNode
 
 _all: list["Fragments"] = []
 
@@ -22,13 +29,19 @@ def digest(*parts: object) -> bytes:
 
 
 class Fragments:
-    def __init__(self) -> None:
+    def __init__(self, size_setting: str) -> None:
+        self.size_setting = size_setting
         self.entries: OrderedDict[bytes, str] = OrderedDict()
         self.lock = threading.Lock()
         _all.append(self)
 
-    def get_or_render(self, key: bytes, render: Callable[[], str], *, size: int) -> str:
-        """The fragment under key, rendered now if this process has none (or size is 0)."""
+    @property
+    def size(self) -> int:
+        return getattr(settings, self.size_setting)
+
+    def get_or_render(self, key: bytes, render: Callable[[], str]) -> str:
+        """The fragment under key, rendered now if this process has none (or the size is 0)."""
+        size = self.size
         if not size:
             return render()
         with self.lock:
@@ -46,6 +59,33 @@ class Fragments:
     def clear(self) -> None:
         with self.lock:
             self.entries.clear()
+
+
+# Per compiled template: the template loader keeps one until its templates
+# change (a deploy, or an edit that the development server reloads).
+_template_digests: weakref.WeakKeyDictionary[Template, bytes] = weakref.WeakKeyDictionary()
+
+
+def template_digest(name: str) -> bytes:
+    """A digest of a template's source and of those it extends or includes by
+    name, read once per compiled template: a fragment keyed on it is rendered
+    afresh after any of them is edited."""
+    template = engines["django"].engine.get_template(name)
+    found = _template_digests.get(template)
+    if found is None:
+        found = _template_digests[template] = digest(*_sources(template, seen=set()))
+    return found
+
+
+def _sources(template: Template, *, seen: set[str]) -> list[str]:
+    seen.add(template.origin.template_name)
+    sources = [template.source]
+    for node in template.nodelist.get_nodes_by_type((ExtendsNode, IncludeNode)):
+        named = node.parent_name if isinstance(node, ExtendsNode) else node.template
+        name = named.var if isinstance(named.var, str) else None  # a constant name
+        if name and name not in seen:
+            sources += _sources(template.engine.get_template(name), seen=seen)
+    return sources
 
 
 @receiver(setting_changed)

@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from catalog.cache import bump_catalog_version
+from catalog.changes import catalog_changed
 from catalog.models import Paper, PaperTag, SimilarPaper
 from core.progress import Progress
 from discovery import vectors
@@ -154,7 +154,7 @@ def write_neighbours(*, found: dict[int, list[tuple[int, float]]], key: str) -> 
     with transaction.atomic():
         SimilarPaper.objects.filter(paper_id__in=list(found)).delete()
         SimilarPaper.objects.bulk_create(rows, batch_size=5000)
-        transaction.on_commit(bump_catalog_version)
+        catalog_changed()
     return len(rows)
 
 

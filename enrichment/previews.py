@@ -21,7 +21,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 from PIL import Image
 
 from catalog.arxiv_ids import pdf_url
-from catalog.cache import bump_catalog_version
+from catalog.changes import papers_changed
 from catalog.models import Paper, PaperImage
 from core.pacing import TurnNotTaken, arxiv_turn
 
@@ -217,7 +217,7 @@ def store_previews(*, paper: Paper, images: list[RenderedImage]) -> list[PaperIm
             PaperImage.objects.filter(paper=paper).delete()
             PaperImage.objects.bulk_create(rows)
             # bulk_create sends no post_save: a paper's first images would stay unseen.
-            transaction.on_commit(bump_catalog_version)
+            papers_changed([paper.pk])
     except Exception:
         for name in new_names:
             storage.delete(name)

@@ -5,11 +5,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 
-from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from catalog.cache import bump_catalog_version
+from catalog.changes import papers_changed
 from catalog.models import Paper, PaperTag
 from ingest.models import TagRule
 
@@ -112,7 +111,6 @@ def _tag_batch(paper_ids: list[int], rules: list[CompiledRule]) -> int:
         for paper_id, tag_id in sorted(wanted - held)
     ]
     PaperTag.objects.bulk_create(new, ignore_conflicts=True)
-    if new:
-        # bulk_create sends no post_save: tag pages would stay stale without it.
-        transaction.on_commit(bump_catalog_version)
+    # bulk_create sends no post_save: tag pages would stay stale without it.
+    papers_changed(row.paper_id for row in new)
     return len(new)

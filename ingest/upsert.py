@@ -21,7 +21,7 @@ from django.db.models.expressions import RawSQL
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
-from catalog.cache import bump_catalog_version
+from catalog.changes import catalog_changed, papers_changed
 from catalog.models import (
     Author,
     Category,
@@ -137,7 +137,7 @@ def upsert_records(
     title_keys = {r.arxiv_id: title_key(r.title) for r in latest}
     with transaction.atomic():
         # Bulk writes send no model signals: cached catalog pages go stale here.
-        transaction.on_commit(bump_catalog_version)
+        catalog_changed()
         pending, match_titles = latest, True
         tagged_ids: list[int] = []
         for _ in range(MAX_ROUNDS):
@@ -157,6 +157,13 @@ def upsert_records(
             raise RuntimeError(f"{len(pending)} records kept conflicting with concurrent writes")
         if tags and tagged_ids:
             _add_tags(tagged_ids, tags, result)
+        # New papers came with their version from the insert.
+        papers_changed(
+            stored.paper_id
+            for stored in result.stored.values()
+            if stored.outcome == Outcome.UPDATED
+            or (stored.outcome == Outcome.UNCHANGED and stored.tags_added)
+        )
     return result
 
 

@@ -5,9 +5,11 @@ tests/faults/test_cache_flood.py.)"""
 
 import pytest
 import redis
+from django.core import checks
 from django.core.cache import caches
 from django.urls import reverse
 
+from accounts import reader_parts
 from catalog import cache as catalog_cache
 from tests.accounts_factories import SavedPaperFactory, UserFactory
 from tests.factories import PaperFactory, TagFactory
@@ -141,3 +143,31 @@ def test_a_reader_with_a_message_waiting_gets_the_page_itself(client, server):
 
     assert "You won&#x27;t be shown" in page
     assert not server.keys("*catalog:reader-page:*")
+
+
+factory_calls: list[str] = []
+
+
+def counted_reader_parts(request):
+    factory_calls.append(request.path)
+    return reader_parts.reader_parts(request)
+
+
+def test_a_readers_page_asks_accounts_for_their_parts_once(client, server, settings):
+    settings.READER_PARTS = "tests.test_page_cache.counted_reader_parts"
+    factory_calls.clear()
+    PaperFactory.create_batch(3, tags=[TagFactory(slug="agents")])
+    client.force_login(UserFactory())
+
+    client.get("/tags/agents/")  # rendered and stored
+    page = client.get("/tags/agents/").content.decode()  # from the cache, filled
+
+    assert factory_calls == ["/tags/agents/", "/tags/agents/"]
+    assert 'class="toggle save-toggle' in page and "<!--slot:" not in page
+
+
+def test_a_wrong_reader_parts_factory_is_reported_at_once(settings):
+    for wrong in ("accounts.reader_parts.nothing", "accounts.reader_parts.BECAUSE_TEMPLATE"):
+        settings.READER_PARTS = wrong
+        found = [error.id for error in checks.run_checks() if error.id.startswith("catalog.")]
+        assert found == ["catalog.E001"], wrong

@@ -1,24 +1,32 @@
 """List cards rendered once and shared between readers (catalog/cards.py), and
-whole pages shared by every logged-in reader (catalog/pages.py): every reader's
-page is exactly what rendering it afresh gives."""
+whole pages shared by every logged-in reader (catalog/page_cache.py): every
+reader's page is exactly what rendering it afresh gives."""
 
 import datetime
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.template.autoreload import reset_loaders
 from django.template.loader import render_to_string
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 
-from accounts import toggles
+from accounts import reader_parts, toggles
 from accounts.models import Profile
+from catalog import cards, curation, services
+from catalog.models import CodeLink, Paper, PaperImage
+from catalog.selectors import with_list_related
 from discovery.models import Recommendation
 from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
 from tests.catalog_cache import redis_cache_fixture  # noqa: F401
-from tests.factories import CodeLinkFactory, PaperFactory, TagFactory
+from tests.factories import CategoryFactory, CodeLinkFactory, PaperFactory, TagFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -93,12 +101,21 @@ def page(client: Client, path: str) -> str:
 
 def test_shared_cards_give_each_reader_the_page_rendered_afresh(catalog, settings):
     clients = readers(catalog)
-    settings.PAPER_CARD_CACHE_SIZE = settings.FILTER_FORM_CACHE_SIZE = 0
+    sizes = [
+        "PAPER_CARD_CACHE_SIZE",
+        "INDEX_CARDS_CACHE_SIZE",
+        "FILTER_FORM_CACHE_SIZE",
+        "READER_PARTS_CACHE_SIZE",
+        "FOR_YOU_REASONS_CACHE_SIZE",
+    ]
+    for size in sizes:
+        setattr(settings, size, 0)
     fresh = {(n, path): page(client, path) for n, client in enumerate(clients) for path in PAGES}
     for_you = fresh[2, "/feed/for-you/"]  # the saver's
     assert "Because you saved" in for_you and "Not interested" in for_you
     assert 'aria-pressed="true"' in fresh[2, "/"]  # saved papers and followed tags
-    settings.PAPER_CARD_CACHE_SIZE = settings.FILTER_FORM_CACHE_SIZE = 100
+    for size in sizes:
+        setattr(settings, size, 100)
     for _ in range(2):  # filling the cards, then reading them
         for n, client in enumerate(clients):
             for path in PAGES:
@@ -195,10 +212,10 @@ def test_shared_toggles_are_the_toggle_templates_rendered_for_the_page(catalog, 
     for path in ('/?q="x"&tag=agents', "/tags/agents/?page=2"):
         request = rf.get(path)
         request.user = reader
-        slots = toggles.ReaderPageSlots(
+        slots = reader_parts.AccountReaderParts(
             request=request,
             saved_paper_ids=frozenset([paper.pk]),
-            subscribed=toggles.ReaderState(tag_ids=frozenset([agents.pk])),
+            subscribed=reader_parts.ReaderState(tag_ids=frozenset([agents.pk])),
         )
         token = slots.csrf_token
         for _ in range(2):  # rendered, then read from the process's store
@@ -227,3 +244,175 @@ def test_shared_toggles_are_the_toggle_templates_rendered_for_the_page(catalog, 
             assert f'value="{escape(request.get_full_path())}"' in expected["save"]
             assert token in expected["save"]
             slots.rendered.clear()
+
+
+def card_of(paper: Paper, *, trending_window: str | None = None) -> tuple[str, str]:
+    """The paper's card as a list gets it from the process's store, and rendered afresh."""
+    listed = with_list_related(Paper.objects.filter(pk=paper.pk)).get()
+    context = {"paper": listed, "list_thumbnails": True, "trending_window": trending_window}
+    fresh = render_to_string(cards.CARD_TEMPLATE, context)
+    shared = cards.shared_card(listed, thumbnails=True, trending_window=trending_window)
+    return shared, fresh
+
+
+def test_a_change_to_anything_a_card_shows_gives_a_new_card(settings):
+    settings.PREVIEW_LIST_THUMBNAILS = True
+    agents, vision = TagFactory(name="Agents", slug="agents"), TagFactory(name="Vision")
+    paper = PaperFactory(tags=[agents], authors=["Ada Lovelace"])
+    other_category = CategoryFactory(code="cs.RO", name="Robotics")
+
+    def set_on(target, **values):
+        for name, value in values.items():
+            setattr(target, name, value)
+        target.save()
+
+    changes = {
+        "title": lambda: set_on(paper, title="A renamed study"),
+        "abstract": lambda: set_on(paper, abstract="Another abstract."),
+        "arXiv id": lambda: set_on(paper, arxiv_id="2601.00001"),
+        "authors": lambda: services.set_authors(paper, ["Ada Lovelace", "Alan Turing"]),
+        "first published": lambda: set_on(
+            paper, published_at=paper.published_at - datetime.timedelta(days=40)
+        ),
+        "date precision": lambda: set_on(paper, published_precision=Paper.DatePrecision.MONTH),
+        "added, shown without a published date": lambda: set_on(paper, published_at=None),
+        "added date": lambda: set_on(paper, added_at=paper.added_at - datetime.timedelta(days=3)),
+        "category name": lambda: set_on(paper.primary_category, name="Computation and Language"),
+        "category code": lambda: set_on(paper.primary_category, code="cs.CY"),
+        "primary category": lambda: set_on(paper, primary_category=other_category),
+        "tag name": lambda: set_on(agents, name="Autonomous agents"),
+        "tag slug": lambda: set_on(agents, slug="autonomous-agents"),
+        "tag added": lambda: paper.tags.add(vision),
+        "tag taken off": lambda: curation.remove_tag(
+            Paper.objects.filter(pk=paper.pk), vision, by="test"
+        ),
+        "official code": lambda: CodeLinkFactory(paper=paper, url="https://github.com/lab/a"),
+        "official code moved": lambda: set_on(
+            CodeLink.objects.get(paper=paper), url="https://github.com/lab/b"
+        ),
+        "official code gone": lambda: CodeLink.objects.get(paper=paper).delete(),
+        "thumbnail": lambda: PaperImage.objects.create(
+            paper=paper, kind=PaperImage.Kind.FIRST_PAGE, image="previews/1/page-0-a.png"
+        ),
+        "thumbnail replaced": lambda: set_on(
+            PaperImage.objects.get(paper=paper), image="previews/1/page-0-b.png"
+        ),
+    }
+    shown, fresh = card_of(paper)
+    assert shown == fresh
+    for change, write in changes.items():
+        write()
+        paper.refresh_from_db()
+        before = shown
+        shown, fresh = card_of(paper)
+        assert shown == fresh, change
+        assert shown != before, change
+
+    # Trending scores are rewritten by their refresh alone: the badge is an option of the list.
+    plain, _ = card_of(paper, trending_window="7d")
+    Paper.objects.filter(pk=paper.pk).update(trending_7d=1.5)
+    shown, fresh = card_of(paper, trending_window="7d")
+    assert shown == fresh
+    assert shown != plain and "Trending" in shown
+
+
+def test_an_edited_card_template_gives_new_cards_without_a_restart(settings):
+    """The development server reloads edited templates without restarting."""
+    edited = {"catalog/_paper_date.html": "<span>date one</span>"}
+    settings.TEMPLATES = [
+        {
+            **settings.TEMPLATES[0],
+            "APP_DIRS": False,
+            "OPTIONS": {
+                **settings.TEMPLATES[0]["OPTIONS"],
+                "loaders": [
+                    (
+                        "django.template.loaders.cached.Loader",
+                        [
+                            ("django.template.loaders.locmem.Loader", edited),
+                            "django.template.loaders.filesystem.Loader",
+                            "django.template.loaders.app_directories.Loader",
+                        ],
+                    )
+                ],
+            },
+        }
+    ]
+    paper = PaperFactory()
+    assert "date one" in card_of(paper)[0]
+
+    edited["catalog/_paper_date.html"] = "<span>date two</span>"  # an include of the card
+    reset_loaders()
+
+    shown, fresh = card_of(paper)
+    assert "date two" in shown
+    assert shown == fresh
+
+
+def test_a_change_to_anything_an_index_card_shows_is_shown_at_once(client):
+    agents = TagFactory(name="Agents", slug="agents", description="Papers on agents.")
+    paper = PaperFactory(tags=[agents])
+    category = paper.primary_category
+
+    def set_on(target, **values):
+        for name, value in values.items():
+            setattr(target, name, value)
+        target.save()
+
+    tag_changes = [
+        (lambda: set_on(agents, name="Autonomous agents"), "#Autonomous agents"),
+        (lambda: set_on(agents, slug="autonomous"), 'href="/tags/autonomous/"'),
+        (lambda: set_on(agents, description="Agents that act."), "Agents that act."),
+        (lambda: PaperFactory(tags=[agents]), "2 papers"),
+        (lambda: TagFactory(name="Vision"), "#Vision"),
+    ]
+    category_changes = [
+        (lambda: set_on(category, name="Computational linguistics"), "Computational linguistics"),
+        (lambda: set_on(category, code="cs.CY"), 'href="/categories/cs.CY/"'),
+        (lambda: PaperFactory(primary_category=category), "3 papers"),
+        (lambda: PaperFactory(primary_category=CategoryFactory(code="cs.RO")), "cs.RO"),
+    ]
+    for path, changes in (("/tags/", tag_changes), ("/categories/", category_changes)):
+        page = client.get(path).content.decode()
+        for write, shown in changes:
+            assert shown not in page, (path, shown)
+            write()
+            page = client.get(path).content.decode()
+            assert shown in page, (path, shown)
+
+
+def test_a_change_to_the_filters_options_is_shown_at_once(client):
+    agents = TagFactory(name="Agents", slug="agents")
+    PaperFactory(tags=[agents])
+
+    def options() -> str:
+        return client.get("/?tag=agents").content.decode()
+
+    assert '<option value="agents" selected>Agents</option>' in options()
+    agents.name = "Autonomous agents"
+    agents.save()
+    assert '<option value="agents" selected>Autonomous agents</option>' in options()
+    TagFactory(name="Vision", slug="vision")
+    assert '<option value="vision">Vision</option>' in options()
+    CategoryFactory(code="cs.RO")
+    assert '<option value="cs.RO">cs.RO</option>' in options()
+    agents.slug = "autonomous"
+    agents.save()
+    page = options()  # the chosen tag is gone: the form says so
+    assert '<option value="autonomous">Autonomous agents</option>' in page
+    assert "field-error" in page
+
+
+def test_a_store_sized_below_zero_stops_the_site_from_starting():
+    env = {**os.environ, "DEBUG": "1", "INDEX_CARDS_CACHE_SIZE": "-1"}
+    started = subprocess.run(
+        [sys.executable, "-c", "import config.settings"],
+        cwd=Path(__file__).resolve().parent.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert started.returncode != 0
+    assert "INDEX_CARDS_CACHE_SIZE is a number of fragments, 0 or more, not -1." in started.stderr

@@ -6,7 +6,7 @@ from django.db import connection
 from django.test import RequestFactory
 
 from catalog import cache as catalog_cache
-from catalog import pages, pagination
+from catalog import page_cache, pagination
 from catalog.models import Paper
 from config.db_routers import PrimaryAfterWriteMiddleware, ReplicaRouter
 from tests.catalog_cache import redis_cache_fixture  # noqa: F401
@@ -154,9 +154,9 @@ def test_a_cached_page_carries_each_readers_own_csrf_token(client, redis_cache):
 
     second = other.get("/").content.decode()
 
-    tokens = [pages.CSRF_INPUT.findall(page) for page in (first, second)]
+    tokens = [page_cache.CSRF_INPUT.findall(page) for page in (first, second)]
     assert tokens[0] and tokens[1]
-    assert pages.CSRF_PLACEHOLDER not in second
+    assert page_cache.CSRF_PLACEHOLDER not in second
     assert set(tokens[0]).isdisjoint(tokens[1])
     assert other.cookies["csrftoken"].value
 

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils.dateparse import parse_datetime
 
-from catalog.cache import bump_catalog_version
+from catalog.changes import catalog_changed
 from catalog.models import (
     Category,
     CodeLink,
@@ -89,8 +89,8 @@ def load_demo_catalog(*, catalog: dict[str, Any]) -> DemoLoad:
         for paper, entry in zip(papers, entries, strict=True)
         if entry["provenance"]
     )
-    # Bulk inserts send no model signals.
-    transaction.on_commit(bump_catalog_version)
+    # Bulk inserts send no model signals; the new rows came with their versions.
+    catalog_changed()
     ids = [paper.pk for paper in papers]
     transaction.on_commit(lambda: demo_loaded.send(sender=DemoLoad, paper_ids=ids))
     return DemoLoad(

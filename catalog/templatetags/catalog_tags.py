@@ -2,18 +2,18 @@ import dataclasses
 from functools import cache
 
 from django import template
-from django.conf import settings
 from django.core.files.storage import default_storage
 from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.safestring import SafeString, mark_safe
 
-from catalog import cards, filters, highlight
+from catalog import cards, filters, highlight, page_cache
 from catalog.latex import latex_to_html, latex_to_text
+from catalog.models import Category, Paper, Tag
 from catalog.models import tag_label as label_of_tag
 from catalog.rendering import render_markdown
 from catalog.trending import WINDOWS
-from core.fragments import Fragments, digest
+from core.fragments import Fragments, digest, template_digest
 
 register = template.Library()
 
@@ -114,8 +114,25 @@ def paper_card(context, paper) -> SafeString:
         trending_window=context.get("trending_window"),
         marks_new=bool(context.get("marks_new")),
         for_you=bool(context.get("for_you")),
-        slots=context["card_slots"],
+        parts=context["reader_parts"],
     )
+
+
+# The reader's parts of any page (catalog.page_cache.ReaderParts), rendered
+# from the site's own templates and escaped there.
+@register.simple_tag(takes_context=True)
+def subscribe_toggle(context, target: Tag | Category, look: str = "button") -> SafeString:
+    return mark_safe(context["reader_parts"].subscribe_toggle(target, look))  # noqa: S308
+
+
+@register.simple_tag(takes_context=True)
+def save_toggle(context, paper: Paper) -> SafeString:
+    return mark_safe(context["reader_parts"].save_toggle(paper.pk))  # noqa: S308
+
+
+@register.simple_tag(takes_context=True)
+def account_menu(context) -> SafeString:
+    return mark_safe(context["reader_parts"].account_menu())  # noqa: S308
 
 
 @register.simple_tag(takes_context=True)
@@ -133,10 +150,10 @@ def filter_fields(context) -> SafeString:
 @register.simple_tag
 def card_slot(name: str, *key) -> SafeString:
     """Where the reader's part goes in a shared card (see catalog.cards)."""
-    return cards.slot(name, *key)
+    return page_cache.slot(name, *key)
 
 
-_shared = Fragments()
+_shared = Fragments("INDEX_CARDS_CACHE_SIZE")
 
 
 class SharedNode(template.Node):
@@ -144,17 +161,21 @@ class SharedNode(template.Node):
         self.nodelist, self.name, self.key = nodelist, name, key
 
     def render(self, context: template.Context) -> str:
-        key = digest(self.name, self.key.resolve(context), translation.get_language())
-        return _shared.get_or_render(
-            key, lambda: self.nodelist.render(context), size=settings.PAPER_CARD_CACHE_SIZE
+        key = digest(
+            self.name,
+            self.key.resolve(context),
+            translation.get_language(),
+            template_digest(self.origin.template_name),
         )
+        return _shared.get_or_render(key, lambda: self.nodelist.render(context))
 
 
 @register.tag
 def shared(parser: template.base.Parser, token: template.base.Token) -> SharedNode:
     """{% shared "name" key %}...{% endshared %}: what the block renders, kept by
-    each process for every key (and language) like the paper cards; the key
-    must stand for everything the block shows (core.fragments.digest)."""
+    each process for every key (with the language and the template's source)
+    like the paper cards; the key must stand for the versions of every row the
+    block shows (core.fragments)."""
     try:
         _, name, key = token.split_contents()
     except ValueError as err:

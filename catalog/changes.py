@@ -1,0 +1,81 @@
+"""Every write to what catalog pages show is announced here, and only here:
+the rows' versions move on inside the writing transaction, and the catalog
+cache's version once it has committed.
+
+A paper's `changed_at` is the last change to anything its pages show. Its own
+save() moves it (catalog.models.Versioned); the receivers below move it when
+one of its tags, authors, categories, code links, summaries or images is
+saved or deleted one row at a time. A tag's or a category's own save() moves
+its version. Writers in bulk (QuerySet.update(), bulk_create(), raw SQL),
+which send no model signals, call papers_changed() with the papers they
+changed; a paper inserted by SQL gets its version from the database.
+
+catalog_changed() alone is for writes no row version covers: new papers that
+came with their version, and neighbour rows, which the nightly rebuild
+rewrites for every paper; moving every paper's version each night would say
+that every paper changed.
+"""
+
+from collections.abc import Iterable
+
+from django.db import transaction
+from django.db.models.signals import m2m_changed, post_delete, post_save
+from django.utils import timezone
+
+from catalog.cache import bump_catalog_version
+from catalog.models import (
+    Author,
+    Category,
+    CodeLink,
+    Paper,
+    PaperAuthor,
+    PaperImage,
+    PaperTag,
+    Summary,
+    Tag,
+)
+
+
+def catalog_changed() -> None:
+    """Once the writing transaction commits, every cached read and page is stale
+    (a page rebuilt before the commit would cache the old rows again)."""
+    transaction.on_commit(bump_catalog_version)
+
+
+def papers_changed(paper_ids: Iterable[int]) -> None:
+    """Move these papers' versions on (one UPDATE), then the catalog's after the commit."""
+    ids = sorted(set(paper_ids))
+    if ids:
+        Paper.objects.filter(pk__in=ids).update(changed_at=timezone.now())
+        catalog_changed()
+
+
+def _saved_or_deleted(sender, instance, **kwargs) -> None:
+    # Paper, Tag and Category moved their own version in save(); an author's
+    # name reaches pages through the papers' stored names (catalog.services).
+    catalog_changed()
+
+
+def _part_of_paper_changed(sender, instance, **kwargs) -> None:
+    papers_changed([instance.paper_id])
+
+
+def _links_changed(sender, instance, action: str, reverse: bool, pk_set, **kwargs) -> None:
+    """paper.tags/categories changed, or tag.papers/category.papers (reverse)."""
+    if action in ("post_add", "post_remove"):
+        papers_changed(pk_set if reverse else [instance.pk])
+    elif action == "pre_clear":  # the papers are known only before
+        papers_changed(instance.papers.values_list("pk", flat=True) if reverse else [instance.pk])
+
+
+SIGNALS = {"saved": post_save, "deleted": post_delete}
+for name, signal in SIGNALS.items():
+    for model in (Paper, Tag, Category, Author):
+        uid = f"changes_{model.__name__}_{name}"
+        signal.connect(_saved_or_deleted, sender=model, dispatch_uid=uid)
+    for model in (PaperAuthor, PaperTag, CodeLink, Summary, PaperImage):
+        uid = f"changes_{model.__name__}_{name}"
+        signal.connect(_part_of_paper_changed, sender=model, dispatch_uid=uid)
+for through in (Paper.categories.through, Paper.tags.through):
+    uid = f"changes_{through.__name__}_links"
+    m2m_changed.connect(_links_changed, sender=through, dispatch_uid=uid)

@@ -1,0 +1,237 @@
+"""Whole catalog pages in the catalog cache (catalog.cache), for every reader,
+and the reader's own parts of a page.
+
+A page is stored once for anonymous readers and once for every logged-in
+reader of a language to share. The shared one is rendered with
+`SharedPageSlots` standing in for the reader, which leaves each of their parts
+(the ReaderParts: save toggles, follow chips, subscribe buttons, the account
+menu) as a slot; each reader gets it with their own parts in the slots
+(fill_slots). The parts come from the accounts app, which the catalog does
+not import: settings.READER_PARTS names the factory that makes them for a
+request, and the catalog calls it once a request (reader_parts). Templates
+get them from the context processor `template_reader_parts`.
+"""
+
+import functools
+import re
+from collections.abc import Callable, Iterable
+from functools import partial, wraps
+from typing import Protocol
+
+from django.conf import settings
+from django.contrib import messages
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from django.http import HttpRequest, HttpResponse
+from django.middleware.csrf import get_token
+from django.utils import translation
+from django.utils.module_loading import import_string
+from django.utils.safestring import SafeString, mark_safe
+
+from catalog.cache import (
+    cache_key,
+    canonical_query,
+    catalog_cache,
+    catalog_version,
+    trending_version,
+)
+from catalog.models import Category, Paper, Tag
+
+CSRF_PLACEHOLDER = "__catalog_csrf_token__"
+CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+# A slot is an HTML comment the escaped paper text cannot contain.
+SLOT = "<!--slot:{}-->"
+# A page's slots, as SharedPageSlots leaves them: the part and what names its object.
+PAGE_SLOT = re.compile(r"<!--slot:(save|subscribe|account)(?::([^>]*))?-->")
+
+
+class ReaderParts(Protocol):
+    """The reader's own parts of a page, as HTML."""
+
+    def save_toggle(self, paper_id: int) -> str: ...
+
+    def follow_chip(self, tag: Tag) -> str: ...
+
+    def subscribe_toggle(self, target: Tag | Category, look: str = "button") -> str: ...
+
+    def account_menu(self) -> str: ...
+
+    # On For you, which is the reader's own page: why the paper is there, and
+    # the button that drops it.
+    def because(self, paper: Paper) -> str: ...
+
+    def dismiss_button(self, paper: Paper) -> str: ...
+
+
+def slot(name: str, *key: object) -> SafeString:
+    """Where a reader's part goes in a shared page or card."""
+    return mark_safe(SLOT.format(":".join(map(str, (name, *key)))))  # noqa: S308
+
+
+class SharedPageSlots:
+    """Stands in for the reader while a page every logged-in reader shares is
+    rendered: each of their parts is left as a slot, and `targets` notes the
+    tags and categories the slots name (stored with the page, for filling)."""
+
+    def __init__(self) -> None:
+        self.targets: dict[str, tuple] = {}
+
+    def save_toggle(self, paper_id: int) -> str:
+        return slot("save", paper_id)
+
+    def follow_chip(self, tag: Tag) -> str:
+        return self.subscribe_toggle(tag, "chip")
+
+    def subscribe_toggle(self, target: Tag | Category, look: str = "button") -> str:
+        if isinstance(target, Tag):
+            name, fields = f"tag.{target.pk}", (target.name, target.slug)
+        else:
+            name, fields = f"category.{target.pk}", (target.code, target.name)
+        self.targets[name] = fields
+        return slot("subscribe", name, look)
+
+    def account_menu(self) -> str:
+        return slot("account")
+
+    def because(self, paper: Paper) -> str:
+        raise TypeError("For-you pages are the reader's own, never shared.")
+
+    def dismiss_button(self, paper: Paper) -> str:
+        raise TypeError("For-you pages are the reader's own, never shared.")
+
+
+def fill_slots(html: str, *, parts: ReaderParts, targets: dict[str, tuple]) -> str:
+    """A page SharedPageSlots left open, with this reader's parts in its slots."""
+    filled: dict[str, str] = {}
+
+    def part(match: re.Match) -> str:
+        marker = match.group(0)
+        if marker not in filled:
+            kind, key = match.group(1), match.group(2)
+            if kind == "save":
+                filled[marker] = parts.save_toggle(int(key))
+            elif kind == "subscribe":
+                name, look = key.split(":")
+                filled[marker] = parts.subscribe_toggle(_target(name, targets[name]), look)
+            else:
+                filled[marker] = parts.account_menu()
+        return filled[marker]
+
+    return PAGE_SLOT.sub(part, html)
+
+
+def _target(name: str, fields: tuple) -> Tag | Category:
+    kind, pk = name.split(".")
+    if kind == "tag":
+        tag_name, slug = fields
+        return Tag(pk=int(pk), name=tag_name, slug=slug)
+    code, category_name = fields
+    return Category(pk=int(pk), code=code, name=category_name)
+
+
+@functools.cache
+def _reader_parts_factory() -> Callable[[HttpRequest], ReaderParts]:
+    return import_string(settings.READER_PARTS)
+
+
+@receiver(setting_changed)
+def _forget_factory(*, setting: str, **kwargs) -> None:
+    if setting == "READER_PARTS":
+        _reader_parts_factory.cache_clear()
+
+
+def reader_parts(request: HttpRequest) -> ReaderParts:
+    """The parts of this request's reader: made by settings.READER_PARTS once a
+    request, or the stand-in while a page they share with others renders."""
+    parts = getattr(request, "_reader_parts", None)
+    if parts is None:
+        parts = request._reader_parts = _reader_parts_factory()(request)
+    return parts
+
+
+def template_reader_parts(request: HttpRequest) -> dict:
+    """Context processor: the reader's parts, for the templates' tags
+    ({% save_toggle %}, {% subscribe_toggle %}, {% account_menu %}, the cards)."""
+    return {"reader_parts": reader_parts(request)}
+
+
+def _render_shared(view, request: HttpRequest, *args, **kwargs) -> tuple[HttpResponse, dict]:
+    """The view's page with slots for the reader's parts, and what the slots name."""
+    own, stand_in = getattr(request, "_reader_parts", None), SharedPageSlots()
+    request._reader_parts = stand_in
+    try:
+        return view(request, *args, **kwargs), stand_in.targets
+    finally:
+        request._reader_parts = own
+
+
+def cached_page(
+    view: Callable[..., HttpResponse] | None = None,
+    *,
+    single: Iterable[str] = (),
+    multiple: Iterable[str] = (),
+    trending: bool = False,
+) -> Callable[..., HttpResponse]:
+    """Serve the view's successful GET (and HEAD) pages from the cache.
+
+    The view sees only the query parameters it declares (single- and
+    multi-valued names), in canonical form; anything else is ignored, so
+    neither made-up parameters nor reordered ones add entries. Entries are
+    kept per scheme, host, language and canonical address, one for anonymous
+    readers and one every logged-in reader shares, filled with each reader's
+    parts on the way out. Pages are stored with their CSRF tokens (the
+    language menu posts a form) replaced by a placeholder and each reader gets
+    their own on the way out. Readers with a message waiting get the view
+    itself. Pages sorted by trending (all of them with trending=True, else
+    those asked with sort=trending) are also keyed on the trending scores'
+    version.
+    """
+    if view is None:
+        return partial(cached_page, single=single, multiple=multiple, trending=trending)
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        request.GET = canonical_query(request.GET, single=single, multiple=multiple)
+        request.META["QUERY_STRING"] = request.GET.urlencode()
+        if request.method not in ("GET", "HEAD") or len(messages.get_messages(request)):
+            return view(request, *args, **kwargs)
+        version = catalog_version()
+        if version is None:
+            return view(request, *args, **kwargs)
+        shared = request.user.is_authenticated
+        cache = catalog_cache()
+        address = request.build_absolute_uri()
+        scores = (
+            str(trending_version()) if trending or request.GET.get("sort") == "trending" else ""
+        )
+        kind = "reader-page" if shared else "page"
+        key = cache_key(kind, version, translation.get_language() or "", address, scores)
+        stored = cache.get(key)
+        if stored is not None:
+            content_type, body, targets = stored
+            body = body.replace(CSRF_PLACEHOLDER, get_token(request))
+            if shared:
+                body = fill_slots(body, parts=reader_parts(request), targets=targets)
+            return HttpResponse(body, content_type=content_type)
+        if shared:
+            response, targets = _render_shared(view, request, *args, **kwargs)
+        else:
+            response, targets = view(request, *args, **kwargs), {}
+        storable = response.status_code == 200 and not response.cookies
+        if response.streaming or (not shared and not storable):
+            return response
+        body = response.content.decode(response.charset)
+        if storable:
+            stored_body = body
+            for token in set(CSRF_INPUT.findall(stored_body)):
+                stored_body = stored_body.replace(token, CSRF_PLACEHOLDER)
+            cache.set(
+                key,
+                (response["Content-Type"], stored_body, targets),
+                settings.CATALOG_CACHE_SECONDS,
+            )
+        if shared:
+            response.content = fill_slots(body, parts=reader_parts(request), targets=targets)
+        return response
+
+    return wrapper
