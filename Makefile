@@ -79,9 +79,10 @@ test: $(VENV)/.installed $(CHROMIUM) $(NGINX) $(WRK)
 	$(BIN)/ruff format --check .
 	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest
 	# The embedded default: the demo must also come up on a bare SQLite file,
-	# search there must find what it finds on PostgreSQL, and its triggers keep counts.
+	# search there must find and mark what it does on PostgreSQL, its triggers keep
+	# counts, and writes move the rows' versions.
 	DATABASE_URL=sqlite:///$(CURDIR)/.smoke.sqlite3 $(BIN)/pytest tests/test_demo_smoke.py tests/test_search.py \
-	  tests/test_paper_counts.py
+	  tests/test_search_results.py tests/test_paper_counts.py tests/test_catalog_changes.py
 	rm -f .smoke.sqlite3
 
 lint: $(VENV)/.installed
