@@ -290,7 +290,7 @@ def test_two_tasks_on_a_real_worker_send_each_digest_once(tmp_path, redis_db):
         stderr=subprocess.STDOUT,
         text=True,
     )
-    client = type(celery_app)("test-client", broker=REDIS_URL)
+    client = type(celery_app)("test-client", broker=REDIS_URL, set_as_current=False)
     try:
         for _ in range(2):
             client.send_task("accounts.tasks.send_due_digests")
