@@ -1,5 +1,6 @@
 """Papershelf settings, read from the environment (see README.md for the variables)."""
 
+import ipaddress
 import tempfile
 from email.utils import getaddresses
 from pathlib import Path
@@ -56,6 +57,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Forwarded headers from anyone but TRUSTED_PROXIES are dropped first.
+    "core.middleware.ForwardedHeadersMiddleware",
     "config.logging.RequestIdMiddleware",
     # Before the host check and the HTTPS redirect: a load balancer's plain-HTTP
     # probe is answered whatever the host or scheme.
@@ -254,12 +257,16 @@ EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=30)
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default=f"{SITE_NAME} <noreply@papershelf.example>")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
-# How many reverse proxies stand in front of the site, each appending the
-# address it saw to X-Forwarded-For (1 for the nginx of docker-compose.yml).
-# Every per-address limit reads the client's address through
-# core.http.client_ip, which believes that many entries and no more.
-TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
-ALLAUTH_TRUSTED_PROXY_COUNT = TRUSTED_PROXY_COUNT
+# The reverse proxies in front of the site (addresses or networks: the nginx
+# of docker-compose.yml), the only peers whose X-Forwarded-For,
+# X-Forwarded-Proto and X-Request-ID are believed (core.http). Every
+# per-address limit reads the client's address through core.http.client_ip.
+TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
+for _proxy in TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError as _error:
+        raise ImproperlyConfigured(f"TRUSTED_PROXIES: {_error}") from _error
 RATELIMIT_IP_META_KEY = "core.http.client_ip"
 # Per-address limits on anonymous readers (core/limits.py), counted in the
 # default cache; an empty value lifts one. Logged-in readers are not limited.
@@ -278,9 +285,9 @@ SILENCED_SYSTEM_CHECKS = [
 ]
 
 # Production hardening; each switch follows DEBUG unless set explicitly.
-# Only a proxy can say the client came over HTTPS; with none in front, the
-# header would be the client's own claim.
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if TRUSTED_PROXY_COUNT else None
+# Only a proxy can say the client came over HTTPS: from anyone else the header
+# is dropped (core.middleware.ForwardedHeadersMiddleware).
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if TRUSTED_PROXIES else None
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
@@ -367,9 +374,6 @@ if any("@" not in address for _, address in ADMINS):
     raise ImproperlyConfigured("ADMINS is a comma-separated list of email addresses.")
 ERROR_MAIL_INTERVAL = env.int("ERROR_MAIL_INTERVAL", default=600)
 EMAIL_SUBJECT_PREFIX = f"[{SITE_NAME}] "
-# The X-Request-ID header is taken from these proxies (addresses or networks);
-# for any other client the site makes its own id.
-REQUEST_ID_TRUSTED_PROXIES = env.list("REQUEST_ID_TRUSTED_PROXIES", default=[])
 LOGGING_CONFIG = "config.logging.configure"
 LOGGING = {
     "version": 1,

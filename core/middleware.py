@@ -1,4 +1,5 @@
-"""What every request meets first: the health probe and the refusal of NUL bytes."""
+"""What every request meets first: forwarded headers checked, the health probe,
+and the refusal of NUL bytes."""
 
 from collections.abc import Callable
 
@@ -12,9 +13,36 @@ from django.http import (
 )
 from django.template import loader
 
-from core.http import safe_methods
+from core.http import from_trusted_proxy, safe_methods
 
 HEALTH_CHECK_PATH = "/healthz"
+# Headers only a proxy in front may set: who the client is, how it came, and
+# the proxy's id for the request.
+FORWARDED_HEADERS = (
+    "HTTP_FORWARDED",
+    "HTTP_X_FORWARDED_FOR",
+    "HTTP_X_FORWARDED_HOST",
+    "HTTP_X_FORWARDED_PORT",
+    "HTTP_X_FORWARDED_PROTO",
+    "HTTP_X_REAL_IP",
+    "HTTP_X_REQUEST_ID",
+)
+
+
+class ForwardedHeadersMiddleware:
+    """Drop the forwarded headers of a request that did not come from one of
+    TRUSTED_PROXIES, before anything reads them: Django itself believes
+    X-Forwarded-Proto (SECURE_PROXY_SSL_HEADER), and a client reaching
+    gunicorn directly could otherwise claim to be anyone, over HTTPS."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if not from_trusted_proxy(request):
+            for name in FORWARDED_HEADERS:
+                request.META.pop(name, None)
+        return self.get_response(request)
 
 
 class HealthCheckMiddleware:

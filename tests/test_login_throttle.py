@@ -107,7 +107,7 @@ def test_one_address_guessing_across_many_accounts_is_slowed_down():
 
 
 def test_behind_a_proxy_each_client_is_counted_by_its_own_address(settings):
-    settings.TRUSTED_PROXY_COUNT = 1
+    settings.TRUSTED_PROXIES = ["172.18.0.0/16"]
     readers = UserFactory.create_batch(21)
     proxy = "172.18.0.5"
     for reader in readers:

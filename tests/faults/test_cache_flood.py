@@ -169,7 +169,7 @@ def site(broker: RedisServer, cache: RedisServer) -> dict[str, str]:
     return {
         **site_env(database=database_url(settings.DATABASES["default"]["NAME"]), redis=broker.url),
         "CATALOG_CACHE_URL": cache.url,
-        "TRUSTED_PROXY_COUNT": "1",
+        "TRUSTED_PROXIES": "127.0.0.1",
         # One wrk stands for a crowd of addresses: the per-address limits
         # (tests/test_rate_limits.py) would otherwise stop it first.
         "RATELIMIT_ENABLE": "0",

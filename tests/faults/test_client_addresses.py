@@ -1,6 +1,6 @@
 """Per-address limits behind the production shape's proxy: the site counts each
 client by its own address, which nginx appends to X-Forwarded-For
-(TRUSTED_PROXY_COUNT=1), not by nginx's, and a client cannot pose as another
+(nginx, on 127.0.0.1, is the one trusted proxy), not by nginx's, and a client cannot pose as another
 by writing the header itself. Clients come from different loopback addresses."""
 
 import pytest
@@ -62,7 +62,7 @@ def test_each_client_behind_nginx_is_limited_by_its_own_address(redis):
     reader = UserFactory()
     env = {
         **site_env(database=database_url(settings.DATABASES["default"]["NAME"]), redis=redis.url),
-        "TRUSTED_PROXY_COUNT": "1",
+        "TRUSTED_PROXIES": "127.0.0.1",
         "RATELIMIT_ENABLE": "1",
         "SEARCH_RATE_LIMIT": "3/m",
     }
