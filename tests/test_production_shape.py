@@ -7,7 +7,6 @@ import secrets
 import pytest
 import requests
 import yaml
-from django.conf import settings
 
 from tests.faults.processes import PROJECT, database_url, gunicorn, manage
 
@@ -22,7 +21,7 @@ def production_env(tmp_path) -> dict[str, str]:
     (media / "previews" / "7" / "page.png").write_bytes(PNG)
     env = {
         **os.environ,
-        "DATABASE_URL": database_url(settings.DATABASES["default"]["NAME"]),
+        "DATABASE_URL": database_url(),
         "REDIS_URL": "",
         "DEBUG": "0",
         "SECRET_KEY": secrets.token_urlsafe(50),

@@ -1,8 +1,11 @@
 """Processes a fault test starts, owns and stops: gunicorn, nginx, redis-server, a PostgreSQL
 cluster."""
 
+import atexit
 import contextlib
+import functools
 import os
+import secrets
 import shutil
 import socket
 import string
@@ -13,11 +16,15 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 import requests
 from django.conf import settings
+from django.db import connection
 
 PROJECT = Path(settings.BASE_DIR)
+# One key for the session's site processes, so each reads the others' cookies.
+SECRET_KEY = secrets.token_urlsafe(50)
 
 
 def free_port() -> int:
@@ -38,22 +45,49 @@ def wait_for(check, *, timeout: float, what: str) -> None:
     raise AssertionError(f"{what} did not come up within {timeout:.0f}s")
 
 
-def database_url(name: str, *, host: str = "127.0.0.1", port: int = 5432) -> str:
-    return f"postgres://root@{host}:{port}/{name}"
+def database_url(name: str | None = None) -> str:
+    """The PostgreSQL server DATABASE_URL names (its host, port, user and
+    password, as the suite connects), with database `name`: by default the
+    test database, where the test's factories write."""
+    db = connection.settings_dict
+    user = quote(db["USER"] or "", safe="")
+    password = f":{quote(str(db['PASSWORD']), safe='')}" if db["PASSWORD"] else ""
+    port = f":{db['PORT']}" if db["PORT"] else ""
+    return f"postgres://{user}{password}@{db['HOST'] or '127.0.0.1'}{port}/{name or db['NAME']}"
 
 
-def site_env(*, database: str, redis: str = "") -> dict[str, str]:
-    """Environment for a site process; DEBUG keeps static files out of the way
-    (no collectstatic) and leaves every fault-handling setting as in production."""
+def site_env(*, database: str | None = None, redis: str = "") -> dict[str, str]:
+    """Environment for a site process with production settings: DEBUG off, a
+    secret key, one allowed host, static files collected (once a session),
+    mail kept in memory. The tests speak plain HTTP to it, as nginx does to
+    gunicorn, so the HTTPS redirect, HSTS and secure cookies are off."""
     return {
         **os.environ,
-        "DATABASE_URL": database,
+        "DATABASE_URL": database or database_url(),
         "REDIS_URL": redis,
-        "DEBUG": "1",
-        "SECRET_KEY": "fault-test-secret-key",
-        "ALLOWED_HOSTS": "127.0.0.1",
+        "DEBUG": "0",
+        "SECRET_KEY": SECRET_KEY,
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "STATIC_ROOT": str(collected_static()),
+        "SECURE_SSL_REDIRECT": "0",
+        "SECURE_HSTS_SECONDS": "0",
+        "SESSION_COOKIE_SECURE": "0",
+        "CSRF_COOKIE_SECURE": "0",
+        "EMAIL_BACKEND": "django.core.mail.backends.locmem.EmailBackend",
         "LOG_LEVEL": "WARNING",
     }
+
+
+@functools.cache
+def collected_static() -> Path:
+    """Static files collected with the production storage (hashed names and a
+    manifest), once a test session, into a folder removed when it ends."""
+    folder = Path(tempfile.mkdtemp(prefix="papershelf-static-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    env = {**os.environ, "DEBUG": "0", "SECRET_KEY": SECRET_KEY, "STATIC_ROOT": str(folder)}
+    result = manage(env, "collectstatic", "--noinput")
+    assert result.returncode == 0, result.stderr
+    return folder
 
 
 @contextmanager
@@ -103,10 +137,10 @@ http {{
 
 
 @contextmanager
-def nginx(upstream: str) -> Iterator[str]:
+def nginx(upstream: str, *, access_log: Path | None = None) -> Iterator[str]:
     """nginx on a free port with the production site configuration
-    (deploy/nginx/default.conf.template) in front of upstream (host:port);
-    yields its base URL."""
+    (deploy/nginx/default.conf.template) in front of upstream (host:port),
+    writing its access log to access_log (or nowhere); yields its base URL."""
     port = free_port()
     folder = Path(tempfile.mkdtemp(prefix="papershelf-nginx-"))
     # nginx's workers run as an unprivileged user and write request bodies here.
@@ -115,7 +149,9 @@ def nginx(upstream: str) -> Iterator[str]:
         (folder / name).mkdir(mode=0o777)
         (folder / name).chmod(0o777)
     site = string.Template(NGINX_TEMPLATE.read_text()).safe_substitute(
-        WEB_UPSTREAM=upstream, NGINX_PORT=f"127.0.0.1:{port}"
+        WEB_UPSTREAM=upstream,
+        NGINX_PORT=f"127.0.0.1:{port}",
+        NGINX_ACCESS_LOG=str(access_log or "/dev/null"),
     )
     (folder / "papershelf.conf").write_text(site)
     (folder / "nginx.conf").write_text(NGINX_MAIN.format(dir=folder))
@@ -222,7 +258,7 @@ class PostgresCluster:
             capture_output=True,
             timeout=60,
         )
-        return database_url(name, port=self.port)
+        return f"postgres://root@127.0.0.1:{self.port}/{name}"
 
     def destroy(self) -> None:
         with contextlib.suppress(subprocess.CalledProcessError):  # never started or stopped

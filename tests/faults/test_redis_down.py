@@ -8,11 +8,10 @@ import time
 
 import pytest
 import requests
-from django.conf import settings
 
 from tests.accounts_factories import PASSWORD, UserFactory
 from tests.factories import PaperFactory, TagFactory
-from tests.faults.processes import PROJECT, RedisServer, database_url, gunicorn, site_env
+from tests.faults.processes import PROJECT, RedisServer, gunicorn, site_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 PUBLISH = (
@@ -34,7 +33,7 @@ def redis():
 
 @pytest.fixture
 def site_env_for(redis):
-    return site_env(database=database_url(settings.DATABASES["default"]["NAME"]), redis=redis.url)
+    return site_env(redis=redis.url)
 
 
 def log_in(base: str, email: str) -> requests.Response:

@@ -15,10 +15,9 @@ from urllib.parse import urlsplit
 
 import pytest
 import requests
-from django.conf import settings
 
 from tests.factories import PaperFactory
-from tests.faults.processes import database_url, gunicorn, nginx, site_env
+from tests.faults.processes import gunicorn, nginx, site_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 WORKERS = 2
@@ -28,7 +27,7 @@ PROBES = ["/healthz", "/", "/?q=reasoning"]
 @pytest.fixture
 def env():
     PaperFactory.create_batch(25)
-    return site_env(database=database_url(settings.DATABASES["default"]["NAME"]))
+    return site_env()
 
 
 def upstream(base: str) -> str:
