@@ -132,7 +132,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = env("REDIS_URL", default="")
 if REDIS_URL:
     # The cache only speeds things up: with Redis down, reads miss and writes
-    # are dropped (and logged) rather than failing the page.
+    # are dropped rather than failing the page, and each process logs one
+    # warning a minute about it (config/redis_cache.py).
     CACHES = {
         "default": {
             "BACKEND": "config.redis_cache.FailOpenRedisCache",
@@ -145,7 +146,6 @@ if REDIS_URL:
             },
         }
     }
-    DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
     # Sessions read from Redis, written through to the database: a logged-in
     # page spends no query on its session. Only with a cache every process
     # shares, or a logout in one process would stay unseen by the others.
@@ -167,7 +167,7 @@ _catalog_cache_timeout = env.float("CATALOG_CACHE_TIMEOUT", default=0.25)
 # and evicting least recently used keys (docker-compose.yml's "cache"): anyone
 # can make it store pages, and it must never crowd out the Celery broker.
 CATALOG_CACHE_REDIS = {
-    "BACKEND": "django_redis.cache.RedisCache",
+    "BACKEND": "config.redis_cache.QuietRedisCache",
     "LOCATION": CATALOG_CACHE_URL,
     "KEY_PREFIX": "papershelf",
     "OPTIONS": {
@@ -183,6 +183,7 @@ CACHES["catalog"] = (
     if CATALOG_CACHE_URL
     else {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}
 )
+# Errors the Redis caches ignore go to config.redis_cache.outage_log.
 DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
 
 PASSWORD_HASHERS = [
@@ -278,7 +279,7 @@ PAGE_RATE_LIMIT = env("PAGE_RATE_LIMIT", default="300/m")
 SEARCH_RATE_LIMIT = env("SEARCH_RATE_LIMIT", default="60/m")
 FEED_RATE_LIMIT = env("FEED_RATE_LIMIT", default="60/m")
 SILENCED_SYSTEM_CHECKS = [
-    # django-ratelimit knows django-redis's cache, not our fail-open subclass of it.
+    # django-ratelimit knows django-redis's cache, not our subclasses of it.
     "django_ratelimit.W001",
     # Without Redis (development) each process counts for itself.
     *([] if REDIS_URL else ["django_ratelimit.E003"]),

@@ -5,6 +5,7 @@ import atexit
 import contextlib
 import functools
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -91,10 +92,12 @@ def collected_static() -> Path:
 
 
 @contextmanager
-def gunicorn(env: dict[str, str], *, workers: int = 2) -> Iterator[str]:
+def gunicorn(env: dict[str, str], *, workers: int = 2, log: Path | None = None) -> Iterator[str]:
     """The site under gunicorn on a free port, with sync workers as in
-    docker-compose.yml; yields its base URL."""
+    docker-compose.yml, writing its log to `log` (or the test's stderr);
+    yields its base URL."""
     port = free_port()
+    output = log.open("a") if log else None
     process = subprocess.Popen(
         [
             str(Path(sys.executable).with_name("gunicorn")),
@@ -106,6 +109,8 @@ def gunicorn(env: dict[str, str], *, workers: int = 2) -> Iterator[str]:
         ],
         cwd=PROJECT,
         env=env,
+        stdout=output,
+        stderr=output,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -115,6 +120,46 @@ def gunicorn(env: dict[str, str], *, workers: int = 2) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=30)
+        if output:
+            output.close()
+
+
+# wrk's answer as one line: requests, seconds, answers other than 200, socket errors.
+WRK_REPORT = """
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+function response(status, headers, body) if status ~= 200 then not_ok = not_ok + 1 end end
+function done(summary, latency, requests)
+  local not_ok = 0
+  for _, thread in ipairs(threads) do not_ok = not_ok + thread:get("not_ok") end
+  local e = summary.errors
+  io.write(string.format("RESULT requests=%d seconds=%.3f not_ok=%d errors=%d p99_ms=%.1f\\n",
+    summary.requests, summary.duration / 1e6, not_ok, e.connect + e.read + e.write + e.timeout,
+    latency:percentile(99) / 1000))
+end
+"""
+
+
+def wrk(base: str, script: str, *, seconds: int, connections: int = 8, **env: str) -> dict:
+    """wrk against base for a number of seconds, with a Lua script defining
+    init() (setting not_ok = 0) and request(); env reaches it through os.getenv."""
+    with tempfile.NamedTemporaryFile("w", suffix=".lua") as lua:
+        lua.write(script + WRK_REPORT)
+        lua.flush()
+        result = subprocess.run(
+            [
+                *(shutil.which("wrk") or "/usr/bin/wrk", "-t2", f"-c{connections}"),
+                *(f"-d{seconds}s", "--timeout", "10s", "-s", lua.name, base),
+            ],
+            env={**os.environ, **env},
+            capture_output=True,
+            text=True,
+            timeout=seconds + 60,
+        )
+    found = re.search(r"RESULT (.*)", result.stdout)
+    assert found, result.stdout + result.stderr
+    figures = dict(pair.split("=") for pair in found[1].split())
+    return {name: float(value) for name, value in figures.items()}
 
 
 NGINX_TEMPLATE = PROJECT / "deploy" / "nginx" / "default.conf.template"
