@@ -1,48 +1,24 @@
 """The Redis caches, whose outage degrades to no caching instead of errors, told
 in one warning a minute rather than a traceback a call."""
 
-import logging
 import sys
-import threading
-import time
 
 from django_redis.cache import RedisCache
 
-logger = logging.getLogger(__name__)
-# A process tells of a cache it cannot reach at most this often.
-OUTAGE_WARNING_SECONDS = 60
+from core.outages import OutageLog
+
+# One log for every cache of the process: an outage of the server they share
+# is one line a minute, not one per cache.
+outage_log = OutageLog(message="A Redis cache cannot be reached: its calls were treated as misses")
 
 
-class OutageLog:
-    """Stands in for django-redis's logger of ignored errors, which it calls
-    with logger.exception() on every failed call: thousands of tracebacks a
-    minute while Redis is down. Here a process writes one warning line a
-    minute, naming the error and how many calls failed since the last line."""
+class IgnoredErrors:
+    """Stands in for django-redis's logger of the errors it ignores, which it
+    calls with logger.exception() on every failed call (thousands of tracebacks
+    a minute while Redis is down): each goes to outage_log instead."""
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._last_warned = -float("inf")
-        self._failed = 0
-
-    def exception(self, message: str, *args: object, **kwargs: object) -> None:
-        error = sys.exc_info()[1]
-        cause = getattr(error, "__cause__", None) or error
-        now = time.monotonic()
-        with self._lock:
-            self._failed += 1
-            if now - self._last_warned < OUTAGE_WARNING_SECONDS:
-                return
-            failed, self._failed, self._last_warned = self._failed, 0, now
-        logger.warning(
-            "A Redis cache cannot be reached (%s: %s); %d cache calls failed since the "
-            "last warning and were treated as misses",
-            type(cause).__name__,
-            cause,
-            failed,
-        )
-
-
-outage_log = OutageLog()
+    def exception(self, *args: object, **kwargs: object) -> None:
+        outage_log.failed(sys.exc_info()[1])
 
 
 class QuietRedisCache(RedisCache):
@@ -50,9 +26,7 @@ class QuietRedisCache(RedisCache):
 
     def __init__(self, server: str, params: dict) -> None:
         super().__init__(server, params)
-        # One log for every cache of the process: an outage of the server they
-        # share is one warning a minute, not one per cache.
-        self.logger = outage_log
+        self.logger = IgnoredErrors()
 
 
 class FailOpenRedisCache(QuietRedisCache):

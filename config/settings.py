@@ -63,6 +63,8 @@ MIDDLEWARE = [
     # Before the host check and the HTTPS redirect: a load balancer's plain-HTTP
     # probe is answered whatever the host or scheme.
     "core.middleware.HealthCheckMiddleware",
+    # A view failing for want of the database answers 503 with Retry-After.
+    "core.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Under /api/: JSON for every error, whoever raised it, and CORS for anonymous reads.
     "api.middleware.ApiMiddleware",
@@ -127,6 +129,11 @@ if DATABASE_REPLICA_URL:
         MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
         "config.db_routers.PrimaryAfterWriteMiddleware",
     )
+for _database in DATABASES.values():
+    if "postgresql" in _database["ENGINE"]:
+        # A database host that does not answer costs a request 5 s, then a 503
+        # (core.outages), rather than the system's minutes-long TCP timeout.
+        _database.setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default="")

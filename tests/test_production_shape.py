@@ -40,7 +40,7 @@ def test_health_probe_and_previews_under_gunicorn(production_env):
         # The load balancer's probe: plain HTTP, addressed to the instance itself.
         probe = requests.get(f"{base}/healthz", allow_redirects=False, timeout=10)
         assert probe.status_code == 200
-        assert probe.json() == {"status": "ok"}
+        assert probe.json() == {"status": "ok", "database": "ok", "cache": "off", "broker": "off"}
 
         site = {"Host": "papershelf.example"}
         page = requests.get(f"{base}/", headers=site, allow_redirects=False, timeout=10)

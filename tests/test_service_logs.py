@@ -125,7 +125,12 @@ def test_gunicorn_logs_json_with_request_ids_and_answers_its_health_check(produc
             headers={"Host": HOST, "X-Forwarded-Proto": "https", "X-Request-ID": "proxy-4711"},
             timeout=10,
         )
-        assert response.json() == {"status": "ok"}
+        assert response.json() == {
+            "status": "ok",
+            "database": "ok",
+            "cache": "off",
+            "broker": "off",
+        }
         assert response.headers["X-Request-ID"] == "proxy-4711"
     assert healthcheck("web", env) == 1
 
