@@ -153,10 +153,6 @@ if REDIS_URL:
             },
         }
     }
-    # Sessions read from Redis, written through to the database: a logged-in
-    # page spends no query on its session. Only with a cache every process
-    # shares, or a logout in one process would stay unseen by the others.
-    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 # Shared reads and anonymous pages of the catalog (see catalog/cache.py). Only a
@@ -190,6 +186,16 @@ CACHES["catalog"] = (
     if CATALOG_CACHE_URL
     else {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}
 )
+# Sessions live in the database, read through the page cache's Redis when there
+# is one (in production a Redis of its own, capped and evicting: never the
+# broker's): a logged-in page spends no query on its session, and an evicted
+# one is read from its row. Only a cache every process shares will do, or a
+# logout in one process would stay unseen by the others. Expired sessions are
+# deleted nightly (config/schedule.py).
+if CATALOG_CACHE_URL:
+    CACHES["sessions"] = {**CATALOG_CACHE_REDIS, "KEY_PREFIX": "papershelf-session"}
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    SESSION_CACHE_ALIAS = "sessions"
 # Errors the Redis caches ignore go to config.redis_cache.outage_log.
 DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
 
