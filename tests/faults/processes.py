@@ -8,6 +8,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import socket
 import string
 import subprocess
@@ -122,6 +123,41 @@ def gunicorn(env: dict[str, str], *, workers: int = 2, log: Path | None = None) 
         process.wait(timeout=30)
         if output:
             output.close()
+
+
+class CeleryProcess:
+    """A Celery worker or beat (`celery -A config <args>`) in a process group
+    of its own, as a container runs it: kill() SIGKILLs the whole group (the
+    main process and its pool's children at once), as the OOM killer or a
+    lost host does; stop() asks it to shut down."""
+
+    def __init__(self, env: dict[str, str], *args: str, log: Path) -> None:
+        self.log = log.open("a")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", *args],
+            cwd=PROJECT,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def kill(self) -> None:
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        # Whatever it left behind in its group goes too.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.log.close()
 
 
 # wrk's answer as one line: requests, seconds, answers other than 200, socket errors.
