@@ -463,6 +463,20 @@ EAGER_TASKS_IN_THREADS = env.bool("EAGER_TASKS_IN_THREADS", default=True)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A message a worker holds (until its task is done: acks late) is handed to
+# another worker once untouched for BROKER_VISIBILITY_TIMEOUT seconds. Workers
+# touch theirs every 10 s (config/worker.py), so only a dead worker's are:
+# every task it held runs again within the timeout plus one restore sweep
+# (unacked_restore_interval; every sweep scans: throttle 1), two minutes and a
+# bit, however long tasks run. The restore lock a worker killed while holding
+# it leaves behind expires after a minute.
+BROKER_VISIBILITY_TIMEOUT = 120
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": BROKER_VISIBILITY_TIMEOUT,
+    "unacked_restore_interval": 10,
+    "unacked_restore_throttle": 1,
+    "unacked_mutex_expire": 60,
+}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A task published while Redis is briefly away (a restart, a failover) is
 # retried for about 15 seconds before the error reaches the caller.
