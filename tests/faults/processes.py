@@ -324,12 +324,14 @@ class PostgresCluster:
         self._as_postgres(initdb, "-D", str(self.data), "-A", "trust", "-U", "root")
         self.pg_ctl("start")
 
-    def pg_ctl(self, action: str) -> None:
+    def pg_ctl(self, action: str, *, mode: str = "fast") -> None:
+        """start, stop or restart; a stop in mode "immediate" is a crash: no
+        shutdown checkpoint, and recovery at the next start."""
         options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off"
         # The server writes to a log file, not to our pipe, which it would hold open.
         log = str(self.dir / "server.log")
         pg_ctl = str(self.bin / "pg_ctl")
-        arguments = ["-D", str(self.data), "-l", log, "-o", options, "-w", "-m", "fast", action]
+        arguments = ["-D", str(self.data), "-l", log, "-o", options, "-w", "-m", mode, action]
         self._as_postgres(pg_ctl, *arguments)
 
     def create_database(self, name: str) -> str:
