@@ -160,11 +160,13 @@ class CeleryProcess:
         self.log.close()
 
 
-# wrk's answer as one line: requests, seconds, answers other than 200, socket errors.
+# wrk's answer as one line: requests, seconds, answers other than the one
+# expected (WRK_EXPECT), socket errors.
 WRK_REPORT = """
 local threads = {}
+local expected = tonumber(os.getenv("WRK_EXPECT"))
 function setup(thread) table.insert(threads, thread) end
-function response(status, headers, body) if status ~= 200 then not_ok = not_ok + 1 end end
+function response(status, headers, body) if status ~= expected then not_ok = not_ok + 1 end end
 function done(summary, latency, requests)
   local not_ok = 0
   for _, thread in ipairs(threads) do not_ok = not_ok + thread:get("not_ok") end
@@ -176,9 +178,12 @@ end
 """
 
 
-def wrk(base: str, script: str, *, seconds: int, connections: int = 8, **env: str) -> dict:
+def wrk(
+    base: str, script: str, *, seconds: int, connections: int = 8, expect: int = 200, **env: str
+) -> dict:
     """wrk against base for a number of seconds, with a Lua script defining
-    init() (setting not_ok = 0) and request(); env reaches it through os.getenv."""
+    init() (setting not_ok = 0) and request(); env reaches it through
+    os.getenv. Answers other than `expect` count as not_ok."""
     with tempfile.NamedTemporaryFile("w", suffix=".lua") as lua:
         lua.write(script + WRK_REPORT)
         lua.flush()
@@ -187,7 +192,7 @@ def wrk(base: str, script: str, *, seconds: int, connections: int = 8, **env: st
                 *(shutil.which("wrk") or "/usr/bin/wrk", "-t2", f"-c{connections}"),
                 *(f"-d{seconds}s", "--timeout", "10s", "-s", lua.name, base),
             ],
-            env={**os.environ, **env},
+            env={**os.environ, **env, "WRK_EXPECT": str(expect)},
             capture_output=True,
             text=True,
             timeout=seconds + 60,
