@@ -20,9 +20,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
+import redis
 import requests
 from django.conf import settings
 from django.db import connection
+
+from tests.services import redis_db_url
 
 PROJECT = Path(settings.BASE_DIR)
 # One key for the session's site processes, so each reads the others' cookies.
@@ -301,6 +304,21 @@ class RedisServer:
             timeout=10,
         )
         return result.stdout.strip()
+
+
+@contextmanager
+def named_redis(db: int) -> Iterator[str]:
+    """A database of the Redis server TEST_REDIS_URL names (make reliability
+    takes it from REDIS_URL), emptied before and after: for the tests that
+    neither stop nor cap their Redis. Yields its URL."""
+    url = redis_db_url(db)
+    client = redis.Redis.from_url(url)
+    client.flushdb()
+    try:
+        yield url
+    finally:
+        client.flushdb()
+        client.close()
 
 
 class PostgresCluster:

@@ -8,10 +8,11 @@ import time
 from datetime import timedelta
 
 import pytest
+import redis
 from django.utils import timezone
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 
-from tests.faults.processes import CeleryProcess, RedisServer, site_env
+from tests.faults.processes import CeleryProcess, named_redis, site_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.long, pytest.mark.django_db(transaction=True)]
 INTERVAL = 20
@@ -20,16 +21,14 @@ PROBE_TASK = "tests.faults.beat_probe"
 
 @pytest.fixture
 def broker():
-    server = RedisServer()
-    server.start()
-    yield server
-    server.stop()
+    with named_redis(14) as url:
+        yield url
 
 
-def sends(broker: RedisServer) -> list[str]:
+def sends(broker: str) -> list[dict]:
     """The probe jobs beat has sent, waiting in the default queue."""
-    messages = broker.cli("LRANGE", "celery", "0", "-1").splitlines()
-    return [line for line in messages if PROBE_TASK in json.loads(line)["headers"]["task"]]
+    messages = [json.loads(m) for m in redis.Redis.from_url(broker).lrange("celery", 0, -1)]
+    return [m for m in messages if m["headers"]["task"] == PROBE_TASK]
 
 
 def wait_until(condition, *, timeout: float) -> float:
@@ -49,7 +48,7 @@ def test_beat_killed_and_restarted_never_sends_a_job_twice_within_its_interval(b
         # Due at once.
         last_run_at=timezone.now() - timedelta(seconds=2 * INTERVAL),
     )
-    env = {**site_env(redis=broker.url), "BEAT_HEARTBEAT_FILE": str(tmp_path / "heartbeat")}
+    env = {**site_env(redis=broker), "BEAT_HEARTBEAT_FILE": str(tmp_path / "heartbeat")}
     log = tmp_path / "beat.log"
 
     beat = CeleryProcess(env, "beat", "--loglevel=info", log=log)

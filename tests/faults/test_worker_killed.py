@@ -18,7 +18,7 @@ from django.conf import settings
 from catalog.models import Summary
 from tests.factories import PaperFactory
 from tests.fake_llm_server import ABSTRACT, FakeLLMServer
-from tests.faults.processes import CeleryProcess, RedisServer, site_env
+from tests.faults.processes import CeleryProcess, named_redis, site_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.long, pytest.mark.django_db(transaction=True)]
 SUMMARIES_A_PAPER = 4  # summary, takeaways, two translations
@@ -27,10 +27,8 @@ TITLE = re.compile(r"Title: (.*)")
 
 @pytest.fixture
 def broker():
-    server = RedisServer()
-    server.start()
-    yield server
-    server.stop()
+    with named_redis(15) as url:
+        yield url
 
 
 @pytest.fixture
@@ -47,7 +45,7 @@ def model():
 def workers(broker, model, tmp_path):
     """Start enrichment workers as docker-compose runs them (two processes each)."""
     env = {
-        **site_env(redis=broker.url),
+        **site_env(redis=broker),
         "SUMMARY_BACKEND": "openai",
         "LLM_BASE_URL": model.base_url,
         "LLM_API_KEY": "test-key",
@@ -74,8 +72,8 @@ def workers(broker, model, tmp_path):
         worker.stop()
 
 
-def summarize(broker: RedisServer, papers) -> None:
-    producer = Celery("fault-test", broker=broker.url)
+def summarize(broker: str, papers) -> None:
+    producer = Celery("fault-test", broker=broker)
     for paper in papers:
         producer.send_task("enrichment.tasks.summarize_paper", args=[paper.pk], queue="enrichment")
     producer.close()
