@@ -22,7 +22,6 @@ import time
 
 from celery import Celery, bootsteps
 from celery.worker import state
-from kombu import Connection
 
 from core.outages import OutageLog
 
@@ -31,8 +30,9 @@ HEARTBEAT_SECONDS = 10
 broker_outage = OutageLog(message="A worker could not touch the messages it holds")
 
 
-def touch_held_messages(connection: Connection) -> int:
-    """Set the delivery time of every message this worker holds to now; how many."""
+def touch_held_messages(connection) -> int:
+    """Set the delivery time of every message this worker holds to now, over a
+    kombu connection to the broker; how many."""
     tags = [request.message.delivery_tag for request in list(state.requests.values())]
     channel = connection.default_channel
     if not tags or not hasattr(channel, "unacked_index_key"):  # nothing held, or not Redis
