@@ -1,5 +1,6 @@
-"""Processes a fault test starts, owns and stops: gunicorn, nginx, redis-server, a PostgreSQL
-cluster."""
+"""Processes a fault test starts, owns and stops: gunicorn (with production
+settings), nginx, Celery workers and beat, redis-server, a PostgreSQL cluster;
+and wrk to drive them."""
 
 import atexit
 import contextlib
