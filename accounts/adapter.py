@@ -25,12 +25,15 @@ class AccountAdapter(DefaultAccountAdapter):
 
 def account_key(credentials: dict[str, Any]) -> str:
     """One name for an account, whichever form and login (email or username) named it,
-    so that failures on the site's form and the admin's add up."""
+    in whatever case, so that failures on the site's form and the admin's, as
+    `admin`, `Admin` or `ADMIN`, add up."""
     login = str(credentials.get("email") or credentials.get("username") or "").strip()
     users = (
         get_user_model()
         .objects.filter(
-            Q(username=login) | Q(email__iexact=login) | Q(emailaddress__email__iexact=login)
+            Q(username__iexact=login)
+            | Q(email__iexact=login)
+            | Q(emailaddress__email__iexact=login)
         )
         .values_list("pk", flat=True)
         .distinct()[:2]

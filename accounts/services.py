@@ -11,7 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core import signing
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
 from accounts import emails, selectors
@@ -33,10 +33,17 @@ from discovery.models import DismissedPaper, Recommendation
 
 logger = logging.getLogger(__name__)
 
-PENDING_SESSION_KEY = "accounts:pending"
 # A reader's list is computed again after each of their first saves and followed
 # tags, up to this many; after that, the nightly run takes in what they add.
 FIRST_INTERESTS = 5
+# What a logged-out reader asked to save or follow waits for their log-in in a
+# signed cookie, never in a session: an anonymous post costs the site no row
+# and no Redis key, however many come.
+PENDING_COOKIE = "pending_actions"
+PENDING_SALT = "accounts.pending"
+PENDING_MAX_AGE = 24 * 3600  # time to sign up and confirm an address
+PENDING_MOST = 20
+PENDING_KINDS = ("paper", "tag", "category")
 
 
 def _target_field(target: Tag | Category) -> dict:
@@ -145,16 +152,52 @@ def _ask_for_recommendations(*, user_id: int, unless: Q | Exists | None = None) 
     return bool(asked.update(recommendations_asked_at=now))
 
 
-def defer_until_login(*, request: HttpRequest, kind: str, object_id: int) -> None:
-    """Remember a subscribe or save a logged-out reader asked for; done when they log in."""
-    pending = request.session.get(PENDING_SESSION_KEY, [])
-    if [kind, object_id] not in pending:
-        pending.append([kind, object_id])
-    request.session[PENDING_SESSION_KEY] = pending
+def defer_until_login(
+    *, request: HttpRequest, response: HttpResponse, kind: str, object_id: int
+) -> None:
+    """Remember, on the response, a subscribe or save a logged-out reader asked
+    for (the most recent PENDING_MOST); done when they log in."""
+    pending = [action for action in pending_actions(request) if action != [kind, object_id]]
+    pending = [*pending, [kind, object_id]][-PENDING_MOST:]
+    response.set_cookie(
+        PENDING_COOKIE,
+        signing.dumps(pending, salt=PENDING_SALT),
+        max_age=PENDING_MAX_AGE,
+        secure=settings.SESSION_COOKIE_SECURE,
+        httponly=True,
+        samesite="Lax",
+    )
 
 
-def complete_pending_actions(*, request: HttpRequest, user: AbstractBaseUser) -> None:
-    for kind, object_id in request.session.pop(PENDING_SESSION_KEY, []):
+def pending_actions(request: HttpRequest) -> list[list]:
+    """The [kind, id] pairs of the request's pending cookie; none if it is
+    missing, expired, tampered with or not what defer_until_login writes."""
+    try:
+        pending = signing.loads(
+            request.COOKIES.get(PENDING_COOKIE, ""), salt=PENDING_SALT, max_age=PENDING_MAX_AGE
+        )
+    except signing.BadSignature:  # missing, expired or tampered with
+        return []
+    if not isinstance(pending, list):
+        return []
+    return [
+        action
+        for action in pending
+        if isinstance(action, list)
+        and len(action) == 2
+        and action[0] in PENDING_KINDS
+        and isinstance(action[1], int)
+    ]
+
+
+def complete_pending_actions(
+    *, request: HttpRequest, response: HttpResponse, user: AbstractBaseUser
+) -> None:
+    """Do what the reader asked for before logging in, and forget it."""
+    pending = pending_actions(request)
+    if PENDING_COOKIE in request.COOKIES:
+        response.delete_cookie(PENDING_COOKIE, samesite="Lax")
+    for kind, object_id in pending:
         if kind == "paper":
             paper = Paper.objects.visible().filter(pk=object_id).first()
             if paper:

@@ -1,4 +1,5 @@
 from allauth.account.models import EmailAddress
+from allauth.account.signals import user_logged_in as allauth_user_logged_in
 from django.contrib.auth import get_user_model
 from django.contrib.auth.signals import user_logged_in
 from django.db import transaction
@@ -72,9 +73,15 @@ def _recommend_if_none_yet(user_id: int) -> None:
 
 
 @receiver(user_logged_in)
-def complete_pending_actions(sender, request, user, **kwargs) -> None:
+def use_the_readers_language(sender, request, user, **kwargs) -> None:
     if request is not None:
-        services.complete_pending_actions(request=request, user=user)
         language = Profile.objects.filter(user=user).values_list("language", flat=True).first()
         if language:
             request.session[READER_LANGUAGE_SESSION_KEY] = language
+
+
+# allauth's own signal, sent for every log-in through the site (password,
+# email confirmation, social account) with the response it will send.
+@receiver(allauth_user_logged_in)
+def complete_pending_actions(sender, request, response, user, **kwargs) -> None:
+    services.complete_pending_actions(request=request, response=response, user=user)

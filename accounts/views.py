@@ -60,8 +60,11 @@ def _toggle_response(
 def change_subscription(request: HttpRequest, kind: str, key: str, subscribe: bool) -> HttpResponse:
     target = selectors.subscription_target(kind=kind, key=key)
     if not request.user.is_authenticated:
-        services.defer_until_login(request=request, kind=kind, object_id=target.pk)
-        return redirect_to_login(target.get_absolute_url())
+        response = redirect_to_login(target.get_absolute_url())
+        services.defer_until_login(
+            request=request, response=response, kind=kind, object_id=target.pk
+        )
+        return response
     if subscribe:
         services.subscribe(user=request.user, target=target)
     else:
@@ -83,8 +86,11 @@ def change_subscription(request: HttpRequest, kind: str, key: str, subscribe: bo
 def change_saved(request: HttpRequest, paper_id: int, save: bool) -> HttpResponse:
     paper = selectors.visible_paper(paper_id=paper_id)
     if not request.user.is_authenticated:
-        services.defer_until_login(request=request, kind="paper", object_id=paper.pk)
-        return redirect_to_login(paper.get_absolute_url())
+        response = redirect_to_login(paper.get_absolute_url())
+        services.defer_until_login(
+            request=request, response=response, kind="paper", object_id=paper.pk
+        )
+        return response
     if save:
         services.save_paper(user=request.user, paper=paper)
     else:

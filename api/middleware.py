@@ -65,6 +65,9 @@ def json_error(request: HttpRequest, response: HttpResponse) -> JsonResponse:
         message = f"{request.method} is not allowed here; this address takes: {allowed}."
     elif status == 400:
         message = "Bad request: the address or its parameters cannot be read."
+    elif status == 503:
+        retry = response.get("Retry-After", "a few")
+        message = f"The service is briefly unavailable; try again in {retry} seconds."
     elif status >= 500:
         message = "Something went wrong on the server; it has been logged."
     else:

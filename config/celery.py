@@ -3,11 +3,15 @@ import os
 from celery import Celery
 from celery.signals import setup_logging
 
+from config.worker import HeldMessagesHeartbeat
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("papershelf")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# Workers keep the messages they hold from being handed out again while they live.
+app.steps["worker"].add(HeldMessagesHeartbeat)
 
 
 @setup_logging.connect

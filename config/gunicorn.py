@@ -12,6 +12,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 from django.conf import settings
 
+# Every address of the container, so that nginx's container reaches it:
+# docker-compose publishes no port of web's and puts it on the internal edge
+# network, which only nginx shares with it.
 bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "3"))
 accesslog = None

@@ -7,7 +7,6 @@ from RequestIdMiddleware and is sent back in the X-Request-ID header, so a
 report from a user, a proxy's log line and the site's own lines can be joined.
 """
 
-import ipaddress
 import logging
 import logging.config
 import re
@@ -21,10 +20,11 @@ from contextvars import ContextVar
 import sentry_sdk
 from celery._state import get_current_task
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponse
 from django.utils.log import AdminEmailHandler
 from pythonjsonlogger.json import JsonFormatter as BaseJsonFormatter
+
+from core.http import from_trusted_proxy
 
 REQUEST_ID_HEADER = "X-Request-ID"
 # Ids a proxy may hand on: nginx's $request_id, UUIDs, trace ids. Anything else
@@ -48,20 +48,13 @@ def configure(config: dict) -> None:
 class RequestIdMiddleware:
     """Give every request an id, log one line for it, and answer with the id.
 
-    The X-Request-ID a client sends is taken only from the addresses in
-    REQUEST_ID_TRUSTED_PROXIES (the proxy in front, which makes or passes it
-    on); from anyone else it could be used to muddle the logs, so a new id is made.
+    The X-Request-ID a client sends is taken only from TRUSTED_PROXIES (the
+    proxy in front, which makes or passes it on); from anyone else it could be
+    used to muddle the logs, so a new id is made.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
-        try:
-            self.trusted_proxies = [
-                ipaddress.ip_network(address, strict=False)
-                for address in settings.REQUEST_ID_TRUSTED_PROXIES
-            ]
-        except ValueError as error:
-            raise ImproperlyConfigured(f"REQUEST_ID_TRUSTED_PROXIES: {error}") from error
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         request.request_id = self.request_id_of(request)
@@ -78,16 +71,9 @@ class RequestIdMiddleware:
 
     def request_id_of(self, request: HttpRequest) -> str:
         offered = request.headers.get(REQUEST_ID_HEADER, "")
-        if offered and VALID_REQUEST_ID.fullmatch(offered) and self.from_trusted_proxy(request):
+        if offered and VALID_REQUEST_ID.fullmatch(offered) and from_trusted_proxy(request):
             return offered
         return uuid.uuid4().hex
-
-    def from_trusted_proxy(self, request: HttpRequest) -> bool:
-        try:
-            peer = ipaddress.ip_address(request.META.get("REMOTE_ADDR", ""))
-        except ValueError:
-            return False
-        return any(peer in network for network in self.trusted_proxies)
 
 
 def log_request(request: HttpRequest, response: HttpResponse, *, seconds: float) -> None:

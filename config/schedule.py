@@ -61,4 +61,9 @@ BEAT_SCHEDULE = {
         "task": "accounts.tasks.send_due_digests",
         "schedule": TzAwareCrontab(minute="0", tz=UTC),
     },
+    # Sessions past their expiry are never read again; their rows go.
+    "Delete expired sessions": {
+        "task": "core.tasks.clear_expired_sessions",
+        "schedule": TzAwareCrontab(minute="15", hour="3", tz=UTC),
+    },
 }

@@ -1,5 +1,6 @@
 """Papershelf settings, read from the environment (see README.md for the variables)."""
 
+import ipaddress
 import tempfile
 from email.utils import getaddresses
 from pathlib import Path
@@ -56,10 +57,14 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Forwarded headers from anyone but TRUSTED_PROXIES are dropped first.
+    "core.middleware.ForwardedHeadersMiddleware",
     "config.logging.RequestIdMiddleware",
     # Before the host check and the HTTPS redirect: a load balancer's plain-HTTP
     # probe is answered whatever the host or scheme.
     "core.middleware.HealthCheckMiddleware",
+    # A view failing for want of the database answers 503 with Retry-After.
+    "core.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Under /api/: JSON for every error, whoever raised it, and CORS for anonymous reads.
     "api.middleware.ApiMiddleware",
@@ -123,12 +128,18 @@ if DATABASE_REPLICA_URL:
         MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
         "config.db_routers.PrimaryAfterWriteMiddleware",
     )
+for _database in DATABASES.values():
+    if "postgresql" in _database["ENGINE"]:
+        # A database host that does not answer costs a request 5 s, then a 503
+        # (core.outages), rather than the system's minutes-long TCP timeout.
+        _database.setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default="")
 if REDIS_URL:
     # The cache only speeds things up: with Redis down, reads miss and writes
-    # are dropped (and logged) rather than failing the page.
+    # are dropped rather than failing the page, and each process logs one
+    # warning a minute about it (config/redis_cache.py).
     CACHES = {
         "default": {
             "BACKEND": "config.redis_cache.FailOpenRedisCache",
@@ -141,11 +152,6 @@ if REDIS_URL:
             },
         }
     }
-    DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
-    # Sessions read from Redis, written through to the database: a logged-in
-    # page spends no query on its session. Only with a cache every process
-    # shares, or a logout in one process would stay unseen by the others.
-    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 # Shared reads and anonymous pages of the catalog (see catalog/cache.py). Only a
@@ -183,7 +189,7 @@ _catalog_cache_timeout = env.float("CATALOG_CACHE_TIMEOUT", default=0.25)
 # and evicting least recently used keys (docker-compose.yml's "cache"): anyone
 # can make it store pages, and it must never crowd out the Celery broker.
 CATALOG_CACHE_REDIS = {
-    "BACKEND": "django_redis.cache.RedisCache",
+    "BACKEND": "config.redis_cache.QuietRedisCache",
     "LOCATION": CATALOG_CACHE_URL,
     "KEY_PREFIX": "papershelf",
     "OPTIONS": {
@@ -199,6 +205,17 @@ CACHES["catalog"] = (
     if CATALOG_CACHE_URL
     else {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}
 )
+# Sessions live in the database, read through the page cache's Redis when there
+# is one (in production a Redis of its own, capped and evicting: never the
+# broker's): a logged-in page spends no query on its session, and an evicted
+# one is read from its row. Only a cache every process shares will do, or a
+# logout in one process would stay unseen by the others. Expired sessions are
+# deleted nightly (config/schedule.py).
+if CATALOG_CACHE_URL:
+    CACHES["sessions"] = {**CATALOG_CACHE_REDIS, "KEY_PREFIX": "papershelf-session"}
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    SESSION_CACHE_ALIAS = "sessions"
+# Errors the Redis caches ignore go to config.redis_cache.outage_log.
 DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
 
 PASSWORD_HASHERS = [
@@ -273,12 +290,16 @@ EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=30)
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default=f"{SITE_NAME} <noreply@papershelf.example>")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
-# How many reverse proxies stand in front of the site, each appending the
-# address it saw to X-Forwarded-For (1 for the nginx of docker-compose.yml).
-# Every per-address limit reads the client's address through
-# core.http.client_ip, which believes that many entries and no more.
-TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
-ALLAUTH_TRUSTED_PROXY_COUNT = TRUSTED_PROXY_COUNT
+# The reverse proxies in front of the site (addresses or networks: the nginx
+# of docker-compose.yml), the only peers whose X-Forwarded-For,
+# X-Forwarded-Proto and X-Request-ID are believed (core.http). Every
+# per-address limit reads the client's address through core.http.client_ip.
+TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
+for _proxy in TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError as _error:
+        raise ImproperlyConfigured(f"TRUSTED_PROXIES: {_error}") from _error
 RATELIMIT_IP_META_KEY = "core.http.client_ip"
 # Per-address limits on anonymous readers (core/limits.py), counted in the
 # default cache; an empty value lifts one. Logged-in readers are not limited.
@@ -290,16 +311,16 @@ PAGE_RATE_LIMIT = env("PAGE_RATE_LIMIT", default="300/m")
 SEARCH_RATE_LIMIT = env("SEARCH_RATE_LIMIT", default="60/m")
 FEED_RATE_LIMIT = env("FEED_RATE_LIMIT", default="60/m")
 SILENCED_SYSTEM_CHECKS = [
-    # django-ratelimit knows django-redis's cache, not our fail-open subclass of it.
+    # django-ratelimit knows django-redis's cache, not our subclasses of it.
     "django_ratelimit.W001",
     # Without Redis (development) each process counts for itself.
     *([] if REDIS_URL else ["django_ratelimit.E003"]),
 ]
 
 # Production hardening; each switch follows DEBUG unless set explicitly.
-# Only a proxy can say the client came over HTTPS; with none in front, the
-# header would be the client's own claim.
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if TRUSTED_PROXY_COUNT else None
+# Only a proxy can say the client came over HTTPS: from anyone else the header
+# is dropped (core.middleware.ForwardedHeadersMiddleware).
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if TRUSTED_PROXIES else None
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
@@ -396,9 +417,6 @@ if any("@" not in address for _, address in ADMINS):
     raise ImproperlyConfigured("ADMINS is a comma-separated list of email addresses.")
 ERROR_MAIL_INTERVAL = env.int("ERROR_MAIL_INTERVAL", default=600)
 EMAIL_SUBJECT_PREFIX = f"[{SITE_NAME}] "
-# The X-Request-ID header is taken from these proxies (addresses or networks);
-# for any other client the site makes its own id.
-REQUEST_ID_TRUSTED_PROXIES = env.list("REQUEST_ID_TRUSTED_PROXIES", default=[])
 LOGGING_CONFIG = "config.logging.configure"
 LOGGING = {
     "version": 1,
@@ -478,6 +496,20 @@ EAGER_TASKS_IN_THREADS = env.bool("EAGER_TASKS_IN_THREADS", default=True)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A message a worker holds (until its task is done: acks late) is handed to
+# another worker once untouched for BROKER_VISIBILITY_TIMEOUT seconds. Workers
+# touch theirs every 10 s (config/worker.py), so only a dead worker's are:
+# every task it held runs again within the timeout plus one restore sweep
+# (unacked_restore_interval; every sweep scans: throttle 1), two minutes and a
+# bit, however long tasks run. The restore lock a worker killed while holding
+# it leaves behind expires after a minute.
+BROKER_VISIBILITY_TIMEOUT = 120
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": BROKER_VISIBILITY_TIMEOUT,
+    "unacked_restore_interval": 10,
+    "unacked_restore_throttle": 1,
+    "unacked_mutex_expire": 60,
+}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A task published while Redis is briefly away (a restart, a failover) is
 # retried for about 15 seconds before the error reaches the caller.

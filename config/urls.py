@@ -27,3 +27,4 @@ if settings.SERVE_MEDIA:
 
 # allauth answers its own rate limits (sign-up, password reset) with this too.
 handler429 = "core.views.too_many_requests"
+handler500 = "core.views.server_error"

@@ -3,18 +3,23 @@
 client_ip is the client's address as the proxies in front of the site report
 it. Every per-address limit asks it: allauth's log-in throttling (through the
 account adapter), django-ratelimit (RATELIMIT_IP_META_KEY) and anything else
-that counts by client.
+that counts by client. Forwarded headers are believed only from the addresses
+in TRUSTED_PROXIES (is_trusted_proxy): client_ip, the request id
+(config.logging) and core.middleware.ForwardedHeadersMiddleware, which drops
+them from anyone else before Django reads X-Forwarded-Proto, all ask it.
 """
 
 import ipaddress
 from collections.abc import Callable
-from functools import wraps
+from functools import cache, wraps
+from ipaddress import IPv4Network, IPv6Network
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_http_methods
 
 SAFE_METHODS = ["GET", "HEAD", "OPTIONS"]
+IPNetwork = IPv4Network | IPv6Network
 
 
 def safe_methods(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -33,28 +38,45 @@ def safe_methods(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespons
     return require_http_methods(SAFE_METHODS)(wrapper)
 
 
+@cache
+def _networks(addresses: tuple[str, ...]) -> tuple[IPNetwork, ...]:
+    return tuple(ipaddress.ip_network(address, strict=False) for address in addresses)
+
+
+def is_trusted_proxy(address: str) -> bool:
+    """Whether address (a connection's peer, or an X-Forwarded-For hop) is one
+    of the TRUSTED_PROXIES: the one rule for every forwarded header."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in network for network in _networks(tuple(settings.TRUSTED_PROXIES)))
+
+
+def from_trusted_proxy(request: HttpRequest) -> bool:
+    return is_trusted_proxy(request.META.get("REMOTE_ADDR", ""))
+
+
 def client_ip(request: HttpRequest) -> str:
     """The address of whoever sent the request.
 
-    With no proxy in front (TRUSTED_PROXY_COUNT = 0) that is the connection's
-    own address. Behind N trusted proxies, each appending the address it saw to
-    X-Forwarded-For, it is the N-th entry from the right: the one the outermost
-    trusted proxy recorded. Entries further left were written by the client and
-    prove nothing. A request with fewer entries than proxies skipped some of
-    them (a direct connection to an inner one), so its leftmost entry is the
-    best there is.
+    A connection from anywhere but a trusted proxy is the client itself,
+    whatever X-Forwarded-For it sends. Each trusted proxy appends the address
+    it saw to that header, so reading it from the right, past the trusted
+    proxies, the first other address is the client; entries further left were
+    written by the client and prove nothing. An entry that is not an address
+    ends the walk: no proxy we trust would write it.
     """
-    remote = request.META.get("REMOTE_ADDR", "")
-    count = settings.TRUSTED_PROXY_COUNT
-    if count <= 0:
-        return remote
+    address = request.META.get("REMOTE_ADDR", "")
+    if not is_trusted_proxy(address):
+        return address
     hops = [hop.strip() for hop in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
-    hops = [hop for hop in hops if hop]
-    if not hops:
-        return remote
-    candidate = hops[-min(count, len(hops))]
-    try:
-        return str(ipaddress.ip_address(candidate))
-    except ValueError:
-        # Not an address: a proxy we trust would never write this.
-        return remote
+    for hop in reversed([hop for hop in hops if hop]):
+        try:
+            address = str(ipaddress.ip_address(hop))
+        except ValueError:
+            return address
+        if not is_trusted_proxy(address):
+            return address
+    # Proxies all the way: the leftmost is the best there is.
+    return address

@@ -1,14 +1,18 @@
 """The site's own files and answers that belong to no page: robots.txt, the
-favicon, uploaded media, and the answer to a client over its limits."""
+favicon, uploaded media, the answer to a client over its limits, and to an
+error no view handled."""
+
+import sys
 
 from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
-from django.views import static
+from django.views import defaults, static
 
 from core.http import safe_methods
+from core.outages import database_unavailable, is_database_unreachable
 
 # How long browsers may keep the favicon and uploaded media.
 SITE_FILE_MAX_AGE = 24 * 3600
@@ -50,3 +54,14 @@ def too_many_requests(request: HttpRequest, exception: Exception | None = None) 
     # Limits count per minute; by then the client's window has passed.
     response["Retry-After"] = "60"
     return response
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """Django's answer to an error no view handled (handler500): the 503 of a
+    database out of reach when that is the error, as
+    core.middleware.DatabaseUnavailableMiddleware answers for views (here it
+    was raised elsewhere, say a middleware reading the session); else the 500 page."""
+    error = sys.exc_info()[1]
+    if error is not None and is_database_unreachable(error):
+        return database_unavailable(request, error)
+    return defaults.server_error(request)

@@ -4,6 +4,7 @@ import logging
 
 from celery import shared_task
 
+from core.claims import claimed
 from discovery import neighbours
 from discovery.vectors import VectorsFailed, VectorsUnavailable, build_vectors
 
@@ -29,11 +30,20 @@ def paper_neighbours(paper_ids: list[int]) -> dict:
     return {"papers": paper_ids, "rows": rows}
 
 
-@shared_task(soft_time_limit=6 * 3600, time_limit=6 * 3600 + 60)
-def refresh_discovery() -> dict:
-    """Nightly: refit the tf-idf model when due, embed what is missing, rebuild every neighbour."""
-    vector_run = build_vectors(show_progress=False)
-    neighbour_run = neighbours.build_all(show_progress=False)
+@shared_task(bind=True, soft_time_limit=6 * 3600, time_limit=6 * 3600 + 60)
+def refresh_discovery(self) -> dict:
+    """Nightly: refit the tf-idf model when due, embed what is missing, rebuild every neighbour.
+
+    One delivery at a time (core.claims). Delivered again after its worker
+    died, it resumes: the papers already embedded keep their vectors, and
+    every neighbour is rebuilt anyway.
+    """
+    with claimed(self, name="refresh_discovery") as held:
+        if not held:
+            logger.info("Discovery is being refreshed by another delivery; leaving it to that one.")
+            return {"skipped": "running elsewhere"}
+        vector_run = build_vectors(show_progress=False)
+        neighbour_run = neighbours.build_all(show_progress=False)
     return {
         "fitted": vector_run.fitted,
         "vectors": vector_run.stored,

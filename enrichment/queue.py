@@ -4,6 +4,7 @@ from collections.abc import Iterable
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from catalog.models import Paper
 from core import background
@@ -14,9 +15,14 @@ def queue_summaries(
     *, paper_ids: Iterable[int], regenerate: bool = False, overwrite_curator: bool = False
 ) -> None:
     """Summarise these papers in the background once the current transaction commits."""
+    requested_at = timezone.now().isoformat() if regenerate or overwrite_curator else None
     for paper_id in paper_ids:
         background.send(
-            summarize_paper, paper_id, regenerate=regenerate, overwrite_curator=overwrite_curator
+            summarize_paper,
+            paper_id,
+            regenerate=regenerate,
+            overwrite_curator=overwrite_curator,
+            requested_at=requested_at,
         )
 
 

@@ -1,5 +1,6 @@
 """Storing what a backend wrote, and queueing papers for enrichment."""
 
+import datetime
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -74,15 +75,22 @@ def is_protected(summary: Summary) -> bool:
     return summary.curator_edited or summary.backend == Summary.Backend.CURATOR
 
 
+def written_since(summary: Summary, moment: datetime.datetime | None) -> bool:
+    return moment is not None and summary.updated_at >= moment
+
+
 def enrich_paper(
     *,
     paper: Paper,
     regenerate: bool = False,
     overwrite_curator: bool = False,
+    requested_at: datetime.datetime | None = None,
     backend: EnrichmentBackend | None = None,
 ) -> EnrichmentReport:
     """Write the paper's missing machine summaries (with regenerate, replace the
     machine-written ones too; with overwrite_curator, curators' edits as well).
+    A summary written since requested_at (when the regeneration was asked
+    for) is kept: an earlier delivery of the same request wrote it.
 
     The backend is asked only when something would be stored. A backend that
     cannot be reached raises EnrichmentUnavailable for the caller to retry later;
@@ -95,7 +103,11 @@ def enrich_paper(
     writable = []
     for key in planned_keys(backend):
         current = existing.get(key)
-        if current is None or (regenerate and (overwrite_curator or not is_protected(current))):
+        if current is None or (
+            regenerate
+            and (overwrite_curator or not is_protected(current))
+            and not written_since(current, requested_at)
+        ):
             writable.append(key)
         else:
             report.kept.append(key)

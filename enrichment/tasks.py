@@ -1,5 +1,6 @@
 """Background enrichment of papers: thin wrappers of enrichment.services and enrichment.previews."""
 
+import datetime
 import logging
 
 from celery import shared_task
@@ -22,12 +23,25 @@ logger = logging.getLogger(__name__)
     max_retries=6,
 )
 def summarize_paper(
-    paper_id: int, *, regenerate: bool = False, overwrite_curator: bool = False
+    paper_id: int,
+    *,
+    regenerate: bool = False,
+    overwrite_curator: bool = False,
+    requested_at: str | None = None,
 ) -> dict:
+    """Idempotent, so that a delivery again after its worker died does no harm:
+    a paper already summarised is left alone without asking the model, and a
+    regeneration keeps what was written since it was asked for (requested_at,
+    ISO 8601)."""
     paper = Paper.objects.filter(pk=paper_id).first()
     if paper is None:
         return {"paper": paper_id, "error": "the paper no longer exists"}
-    report = enrich_paper(paper=paper, regenerate=regenerate, overwrite_curator=overwrite_curator)
+    report = enrich_paper(
+        paper=paper,
+        regenerate=regenerate,
+        overwrite_curator=overwrite_curator,
+        requested_at=datetime.datetime.fromisoformat(requested_at) if requested_at else None,
+    )
     logger.info("%s", report)
     return report.as_dict()
 

@@ -77,6 +77,7 @@ class _Handler(BaseHTTPRequestHandler):
             fake.requests.append(body)
             fake.started.append(time.monotonic())
             scenario = fake.script.pop(0) if fake.script else "good"
+        time.sleep(fake.delay)
         if scenario == "slow":
             time.sleep(SLOW_SECONDS)
             scenario = "good"
@@ -130,6 +131,7 @@ class FakeLLMServer(ThreadingHTTPServer):
         self.requests: list[dict] = []
         self.started: list[float] = []  # when each request arrived
         self.script: list[str] = []
+        self.delay = 0.0  # seconds every answer takes
 
     @property
     def base_url(self) -> str:

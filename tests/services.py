@@ -1,13 +1,14 @@
 """Where the suite finds the services it talks to besides the database.
 
-TEST_REDIS_URL (a server, without a database number; default the local Redis
-on 6379) lets two checkouts run the suite side by side, each against its own
-Redis server.
+TEST_REDIS_URL (a server; a database number in it is ignored; default the
+local Redis on 6379) lets two checkouts run the suite side by side, each
+against its own Redis server. `make reliability` sets it from REDIS_URL.
 """
 
 import os
+from urllib.parse import urlsplit
 
 
 def redis_db_url(db: int) -> str:
-    base = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379").rstrip("/")
-    return f"{base}/{db}"
+    base = urlsplit(os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379"))
+    return base._replace(path=f"/{db}").geturl()

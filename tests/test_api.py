@@ -395,7 +395,7 @@ def test_anonymous_requests_are_limited_per_address_with_json_and_retry_after(
     assert refused.json()["retry_after"] == int(refused["Retry-After"])
     assert client.get("/api/v1/tags", REMOTE_ADDR="198.51.100.20").status_code == 200
     # Behind a trusted proxy the address it reports is the one counted.
-    settings.TRUSTED_PROXY_COUNT = 1
+    settings.TRUSTED_PROXIES = ["10.0.0.1"]
     proxied = {"REMOTE_ADDR": "10.0.0.1"}
     assert (
         client.get("/api/v1/tags", HTTP_X_FORWARDED_FOR="203.0.113.5", **proxied).status_code == 200

@@ -56,7 +56,12 @@ def test_category_page_filters_and_combines_with_other_filters(client):
 
 
 def test_healthz(client):
-    assert client.get("/healthz").json() == {"status": "ok"}
+    assert client.get("/healthz").json() == {
+        "status": "ok",
+        "database": "ok",
+        "cache": "off",
+        "broker": "off",
+    }
 
 
 def test_categories_get_arxivs_human_names():

@@ -69,7 +69,7 @@ def test_lines_logged_inside_a_view_carry_its_request_id(client, console, settin
 
 
 def test_the_id_a_trusted_proxy_sends_is_kept(client, settings):
-    settings.REQUEST_ID_TRUSTED_PROXIES = ["10.0.0.0/8"]
+    settings.TRUSTED_PROXIES = ["10.0.0.0/8"]
 
     response = client.get("/healthz", REMOTE_ADDR="10.1.2.3", HTTP_X_REQUEST_ID="edge-7f3a.42")
 
@@ -86,7 +86,7 @@ def test_the_id_a_trusted_proxy_sends_is_kept(client, settings):
     ],
 )
 def test_an_untrusted_or_malformed_id_is_replaced(client, settings, remote_addr, offered):
-    settings.REQUEST_ID_TRUSTED_PROXIES = ["10.0.0.0/8"]
+    settings.TRUSTED_PROXIES = ["10.0.0.0/8"]
 
     response = client.get("/healthz", REMOTE_ADDR=remote_addr, HTTP_X_REQUEST_ID=offered)
 

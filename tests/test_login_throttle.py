@@ -82,6 +82,28 @@ def test_failures_on_the_site_and_the_admin_count_toward_one_lock_out():
     assert not logged_in(site) and not logged_in(admin)
 
 
+def test_failures_count_toward_one_lock_out_whatever_the_case_of_the_login():
+    curator = UserFactory(is_staff=True, username="curator")
+    attacker = "203.0.113.12"
+    logins = ["CURATOR", "Curator", "cUrAtOr", curator.email.upper(), "curator"]
+    for login in logins[: settings.LOGIN_FAILURES_ALLOWED]:
+        admin_log_in(Client(), login, "guess", address=attacker)
+
+    client = Client()
+    refused = admin_log_in(client, "curator", PASSWORD, address=attacker)
+    assert LOCKED in refused.content.decode()
+    assert not logged_in(client)
+
+
+def test_unknown_logins_differing_in_case_share_one_count():
+    attacker = "203.0.113.13"
+    for login in ["Nobody", "NOBODY", "nobody", "NoBody", "nobodY"]:
+        admin_log_in(Client(), login, "guess", address=attacker)
+
+    refused = admin_log_in(Client(), "nobody", "guess", address=attacker)
+    assert LOCKED in refused.content.decode()
+
+
 def test_a_guesser_cannot_lock_the_owner_out_from_elsewhere(client):
     reader = UserFactory()
     for _ in range(settings.LOGIN_FAILURES_ALLOWED * 3):
@@ -107,7 +129,7 @@ def test_one_address_guessing_across_many_accounts_is_slowed_down():
 
 
 def test_behind_a_proxy_each_client_is_counted_by_its_own_address(settings):
-    settings.TRUSTED_PROXY_COUNT = 1
+    settings.TRUSTED_PROXIES = ["172.18.0.0/16"]
     readers = UserFactory.create_batch(21)
     proxy = "172.18.0.5"
     for reader in readers:

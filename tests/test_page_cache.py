@@ -66,7 +66,7 @@ def test_order_repeats_and_empty_fields_of_known_parameters_share_one_entry(clie
 
 def test_each_host_and_scheme_has_its_own_entry(client, server, settings):
     settings.ALLOWED_HOSTS = ["testserver", "mirror.example"]
-    settings.TRUSTED_PROXY_COUNT = 1
+    settings.TRUSTED_PROXIES = ["127.0.0.1"]
     settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     paper = PaperFactory()
     url = paper.get_absolute_url()

@@ -7,7 +7,6 @@ import secrets
 import pytest
 import requests
 import yaml
-from django.conf import settings
 
 from tests.faults.processes import PROJECT, database_url, gunicorn, manage
 
@@ -22,7 +21,7 @@ def production_env(tmp_path) -> dict[str, str]:
     (media / "previews" / "7" / "page.png").write_bytes(PNG)
     env = {
         **os.environ,
-        "DATABASE_URL": database_url(settings.DATABASES["default"]["NAME"]),
+        "DATABASE_URL": database_url(),
         "REDIS_URL": "",
         "DEBUG": "0",
         "SECRET_KEY": secrets.token_urlsafe(50),
@@ -41,7 +40,7 @@ def test_health_probe_and_previews_under_gunicorn(production_env):
         # The load balancer's probe: plain HTTP, addressed to the instance itself.
         probe = requests.get(f"{base}/healthz", allow_redirects=False, timeout=10)
         assert probe.status_code == 200
-        assert probe.json() == {"status": "ok"}
+        assert probe.json() == {"status": "ok", "database": "ok", "cache": "off", "broker": "off"}
 
         site = {"Host": "papershelf.example"}
         page = requests.get(f"{base}/", headers=site, allow_redirects=False, timeout=10)

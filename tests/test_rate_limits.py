@@ -71,7 +71,7 @@ def test_health_checks_are_never_limited(client):
 
 
 def test_behind_a_proxy_each_client_is_limited_on_its_own(client, settings):
-    settings.TRUSTED_PROXY_COUNT = 1
+    settings.TRUSTED_PROXIES = ["172.18.0.0/16"]
     PaperFactory()
     proxy = {"REMOTE_ADDR": "172.18.0.5"}
 
@@ -82,25 +82,29 @@ def test_behind_a_proxy_each_client_is_limited_on_its_own(client, settings):
     assert client.get("/?q=a", HTTP_X_FORWARDED_FOR=spoofed, **proxy).status_code == 429
 
 
+PROXY, INNER_PROXIES = "192.0.2.1", "10.0.0.0/8"
+
+
 @pytest.mark.parametrize(
     ("proxies", "forwarded_for", "expected"),
     [
-        (0, "", "192.0.2.1"),
-        (0, "203.0.113.5", "192.0.2.1"),  # no proxy: the header is the client's claim
-        (1, "", "192.0.2.1"),  # came past the proxy
-        (1, "203.0.113.5", "203.0.113.5"),
-        (1, "198.51.100.1, 203.0.113.5", "203.0.113.5"),
-        (2, "198.51.100.1, 203.0.113.5, 10.0.0.2", "203.0.113.5"),
-        (2, "203.0.113.5", "203.0.113.5"),  # skipped the outer proxy
-        (1, "2001:db8::1", "2001:db8::1"),
-        (1, "not-an-address", "192.0.2.1"),
-        (1, " , ", "192.0.2.1"),
+        ([], "", "192.0.2.1"),
+        ([], "203.0.113.5", "192.0.2.1"),  # no proxy: the header is the client's claim
+        ([PROXY], "", "192.0.2.1"),  # came past the proxy
+        ([PROXY], "203.0.113.5", "203.0.113.5"),
+        ([PROXY], "198.51.100.1, 203.0.113.5", "203.0.113.5"),
+        ([PROXY, INNER_PROXIES], "198.51.100.1, 203.0.113.5, 10.0.0.2", "203.0.113.5"),
+        ([PROXY, INNER_PROXIES], "203.0.113.5", "203.0.113.5"),  # skipped the outer proxy
+        ([PROXY], "2001:db8::1", "2001:db8::1"),
+        ([PROXY], "not-an-address", "192.0.2.1"),
+        ([PROXY], " , ", "192.0.2.1"),
+        (["10.9.9.9"], "203.0.113.5", "192.0.2.1"),  # a proxy, but not this peer
     ],
 )
-def test_the_client_address_believes_as_many_entries_as_there_are_proxies(
+def test_the_client_address_believes_only_the_trusted_proxies(
     settings, proxies, forwarded_for, expected
 ):
-    settings.TRUSTED_PROXY_COUNT = proxies
+    settings.TRUSTED_PROXIES = proxies
     request = RequestFactory().get("/", REMOTE_ADDR="192.0.2.1", HTTP_X_FORWARDED_FOR=forwarded_for)
 
     assert client_ip(request) == expected

@@ -113,7 +113,7 @@ def test_gunicorn_logs_json_with_request_ids_and_answers_its_health_check(produc
         "PORT": str(port),
         "WEB_CONCURRENCY": "1",
         "REDIS_URL": "",
-        "REQUEST_ID_TRUSTED_PROXIES": "127.0.0.1",
+        "TRUSTED_PROXIES": "127.0.0.1",
     }
     command = [str(BIN / "gunicorn"), "--config", "python:config.gunicorn"]
     command += ["--bind", f"127.0.0.1:{port}", "config.wsgi"]
@@ -125,7 +125,12 @@ def test_gunicorn_logs_json_with_request_ids_and_answers_its_health_check(produc
             headers={"Host": HOST, "X-Forwarded-Proto": "https", "X-Request-ID": "proxy-4711"},
             timeout=10,
         )
-        assert response.json() == {"status": "ok"}
+        assert response.json() == {
+            "status": "ok",
+            "database": "ok",
+            "cache": "off",
+            "broker": "off",
+        }
         assert response.headers["X-Request-ID"] == "proxy-4711"
     assert healthcheck("web", env) == 1
 

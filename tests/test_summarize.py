@@ -9,6 +9,7 @@ from django.db import connection
 from django.urls import reverse
 
 from catalog.models import Summary
+from core import background
 from enrichment.base import SOURCE_LANGUAGE, Enrichment, EnrichmentUnavailable
 from enrichment.prompt import PROMPT_VERSION
 from enrichment.queue import queue_enrichment, queue_summaries
@@ -139,6 +140,41 @@ def test_regenerate_replaces_machine_output_but_keeps_curator_edits(fake_llm):
     assert stored["zh-hans", "translation"].body == "编辑的翻译。"
     assert written.pk == stored["zh-hans", "translation"].pk
     assert "kept existing summary (en), translation (zh-hans)" in out
+
+
+def test_a_summary_delivered_again_asks_the_model_nothing_more(fake_llm):
+    paper = PaperFactory(abstract=ABSTRACT)
+
+    for _ in range(2):  # a worker died after storing it, before acknowledging
+        summarize_paper.apply(args=[paper.pk])
+
+    assert len(fake_llm.requests) == 1
+    assert len(summaries(paper)) == 4
+
+
+def test_a_regeneration_delivered_again_asks_the_model_once(
+    fake_llm, monkeypatch, django_capture_on_commit_callbacks
+):
+    paper = PaperFactory(abstract=ABSTRACT)
+    summarize("--paper", paper.arxiv_id)
+    fake_llm.requests.clear()
+    queued = []
+    send = background.send
+    monkeypatch.setattr(
+        background, "send", lambda task, *a, **kw: queued.append((a, kw)) or send(task, *a, **kw)
+    )
+
+    with django_capture_on_commit_callbacks(execute=True):
+        queue_summaries(paper_ids=[paper.pk], regenerate=True)
+    regenerated = summaries(paper)
+    # The same message again, as the broker hands out a dead worker's.
+    [(args, kwargs)] = queued
+    summarize_paper.apply(args=args, kwargs=kwargs)
+
+    assert len(fake_llm.requests) == 1
+    assert {key: s.updated_at for key, s in summaries(paper).items()} == {
+        key: s.updated_at for key, s in regenerated.items()
+    }
 
 
 def test_force_overwrites_curator_edits(fake_llm):

@@ -21,10 +21,9 @@ from urllib.parse import urlsplit
 
 import pytest
 import requests
-from django.conf import settings
 
 from tests.factories import PaperFactory, TagFactory
-from tests.faults.processes import PROJECT, RedisServer, database_url, gunicorn, nginx, site_env
+from tests.faults.processes import PROJECT, RedisServer, gunicorn, nginx, site_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 CAP = "2mb"
@@ -167,9 +166,9 @@ def servers():
 
 def site(broker: RedisServer, cache: RedisServer) -> dict[str, str]:
     return {
-        **site_env(database=database_url(settings.DATABASES["default"]["NAME"]), redis=broker.url),
+        **site_env(redis=broker.url),
         "CATALOG_CACHE_URL": cache.url,
-        "TRUSTED_PROXY_COUNT": "1",
+        "TRUSTED_PROXIES": "127.0.0.1",
         # One wrk stands for a crowd of addresses: the per-address limits
         # (tests/test_rate_limits.py) would otherwise stop it first.
         "RATELIMIT_ENABLE": "0",

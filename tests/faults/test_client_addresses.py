@@ -1,6 +1,6 @@
 """Per-address limits behind the production shape's proxy: the site counts each
 client by its own address, which nginx appends to X-Forwarded-For
-(TRUSTED_PROXY_COUNT=1), not by nginx's, and a client cannot pose as another
+(nginx, on 127.0.0.1, is the one trusted proxy), not by nginx's, and a client cannot pose as another
 by writing the header itself. Clients come from different loopback addresses."""
 
 import pytest
@@ -10,7 +10,7 @@ from requests.adapters import HTTPAdapter
 
 from tests.accounts_factories import PASSWORD, UserFactory
 from tests.factories import PaperFactory
-from tests.faults.processes import RedisServer, database_url, gunicorn, nginx, site_env
+from tests.faults.processes import gunicorn, named_redis, nginx, site_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 ATTACKER, READER = "127.0.0.2", "127.0.0.3"
@@ -51,18 +51,17 @@ def log_in(session: requests.Session, base: str, email: str, password: str) -> r
 
 @pytest.fixture
 def redis():
-    server = RedisServer()
-    server.start()
-    yield server
-    server.stop()
+    # The counts of the limits, in the cache.
+    with named_redis(7) as url:
+        yield url
 
 
 def test_each_client_behind_nginx_is_limited_by_its_own_address(redis):
     PaperFactory()
     reader = UserFactory()
     env = {
-        **site_env(database=database_url(settings.DATABASES["default"]["NAME"]), redis=redis.url),
-        "TRUSTED_PROXY_COUNT": "1",
+        **site_env(redis=redis),
+        "TRUSTED_PROXIES": "127.0.0.1",
         "RATELIMIT_ENABLE": "1",
         "SEARCH_RATE_LIMIT": "3/m",
     }

@@ -1,5 +1,6 @@
-"""PostgreSQL restarts while gunicorn serves readers: the same gunicorn serves
-them again once the database is back, without being restarted.
+"""PostgreSQL restarts while gunicorn serves readers: a request that cannot
+reach it meanwhile gets the short 503, never a 500, and the same gunicorn
+serves them again once the database is back, without being restarted.
 
 Runs against a private cluster on its own port, never the shared one.
 """
@@ -79,6 +80,7 @@ def test_the_site_recovers_by_itself_after_a_database_restart(cluster):
         )
         print(f"before the restart {dict(before)}, during {dict(during)}, after {dict(after)}")
         assert set(before) == {200} and before[200] > 10, before
+        assert set(during) <= {200, 503}, during
         assert set(after) == {200} and after[200] > 10, after
         # The app was never restarted: the same gunicorn answers a fresh request.
         assert requests.get(base + "/", timeout=10).status_code == 200

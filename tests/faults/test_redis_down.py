@@ -1,18 +1,19 @@
 """Redis stops under a running site: pages and logging in still work (the cache
-degrades, sessions are in the database), and a task published meanwhile waits
-for Redis to return instead of being lost; one that cannot wait is an error."""
+degrades, sessions are in the database), each process tells of it in one
+warning a minute, and a task published meanwhile waits for Redis to return
+instead of being lost; one that cannot wait is an error."""
 
+import statistics
 import subprocess
 import sys
 import time
 
 import pytest
 import requests
-from django.conf import settings
 
 from tests.accounts_factories import PASSWORD, UserFactory
 from tests.factories import PaperFactory, TagFactory
-from tests.faults.processes import PROJECT, RedisServer, database_url, gunicorn, site_env
+from tests.faults.processes import PROJECT, RedisServer, gunicorn, site_env, wrk
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 PUBLISH = (
@@ -22,6 +23,14 @@ PUBLISH = (
     "ingest_source.delay(424242)\n"
     "print(f'published after {time.monotonic() - started:.1f}s')\n"
 )
+# The pages of the test above, in turn, as fast as 8 connections ask.
+PAGE_MIX = """
+local paths = {"/", "/?q=reasoning", "/tags/", "/tags/reasoning/", "/categories/"}
+local n = 0
+function init(args) not_ok = 0 end
+function request() n = n + 1; return wrk.format("GET", paths[n % #paths + 1]) end
+"""
+ROUNDS, ROUND_SECONDS = 3, 8
 
 
 @pytest.fixture
@@ -34,7 +43,7 @@ def redis():
 
 @pytest.fixture
 def site_env_for(redis):
-    return site_env(database=database_url(settings.DATABASES["default"]["NAME"]), redis=redis.url)
+    return site_env(redis=redis.url)
 
 
 def log_in(base: str, email: str) -> requests.Response:
@@ -110,3 +119,38 @@ def test_a_task_that_cannot_wait_for_redis_fails_loudly(redis, site_env_for):
     assert publisher.returncode != 0
     assert "OperationalError" in err
     assert "published after" not in out
+
+
+@pytest.mark.long
+def test_what_redis_down_costs_in_throughput_and_in_log_lines(redis, site_env_for, tmp_path):
+    tag = TagFactory(name="Reasoning", slug="reasoning")
+    PaperFactory.create_batch(30, tags=[tag])
+    log = tmp_path / "gunicorn.log"
+
+    # The same site with no Redis at all beside it computes every page too;
+    # measured in turn with it, a round each, as the machine's load changes.
+    with gunicorn(site_env_for, log=log) as site, gunicorn(site_env()) as without_redis:
+        for base in (site, without_redis):
+            wrk(base, PAGE_MIX, seconds=3)  # every page computed once (and cached)
+        up = [wrk(site, PAGE_MIX, seconds=ROUND_SECONDS) for _ in range(ROUNDS)]
+        redis.stop()
+        down, beside = [], []
+        for _ in range(ROUNDS):
+            down.append(wrk(site, PAGE_MIX, seconds=ROUND_SECONDS))
+            beside.append(wrk(without_redis, PAGE_MIX, seconds=ROUND_SECONDS))
+
+    def rate(rounds: list[dict]) -> float:
+        return statistics.median(r["requests"] / r["seconds"] for r in rounds)
+
+    warnings = [line for line in log.read_text().splitlines() if "cannot be reached" in line]
+    print(
+        f"requests a second (median of {ROUNDS} rounds of {ROUND_SECONDS} s, 2 workers): "
+        f"Redis up {rate(up):.1f}; Redis down {rate(down):.1f} ({rate(down) / rate(up):.0%} "
+        f"of up); no Redis configured, in turn with it, {rate(beside):.1f} (down is "
+        f"{rate(down) / rate(beside):.0%} of it); {len(warnings)} warning lines over "
+        f"{sum(int(r['requests']) for r in down)} requests while down"
+    )
+    assert not [r for r in up + down + beside if r["not_ok"] or r["errors"]]
+    # One line a minute from each of the two workers, and no traceback.
+    assert 1 <= len(warnings) <= 2 * (1 + ROUNDS * 2 * ROUND_SECONDS // 60)
+    assert "Traceback" not in log.read_text()

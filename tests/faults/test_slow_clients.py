@@ -15,10 +15,9 @@ from urllib.parse import urlsplit
 
 import pytest
 import requests
-from django.conf import settings
 
 from tests.factories import PaperFactory
-from tests.faults.processes import database_url, gunicorn, nginx, site_env
+from tests.faults.processes import gunicorn, nginx, site_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 WORKERS = 2
@@ -28,7 +27,7 @@ PROBES = ["/healthz", "/", "/?q=reasoning"]
 @pytest.fixture
 def env():
     PaperFactory.create_batch(25)
-    return site_env(database=database_url(settings.DATABASES["default"]["NAME"]))
+    return site_env()
 
 
 def upstream(base: str) -> str:
@@ -145,3 +144,34 @@ def test_nginx_refuses_a_body_over_its_limit_without_troubling_gunicorn(env):
         )
         assert response.status_code == 413
         assert requests.get(f"{base}/healthz", timeout=5).status_code == 200
+
+
+def test_nginx_ends_a_body_trickled_a_byte_every_five_seconds(env):
+    with gunicorn(env, workers=WORKERS) as web, nginx(upstream(web)) as base:
+        address = (urlsplit(base).hostname, urlsplit(base).port)
+        conn = socket.create_connection(address)
+        conn.sendall(
+            (
+                f"POST /accounts/login/ HTTP/1.1\r\nHost: {address[0]}\r\n"
+                "Content-Type: application/x-www-form-urlencoded\r\n"
+                "Content-Length: 1000\r\n\r\n"
+            ).encode()
+        )
+        started = time.monotonic()
+        answer = b""
+        try:
+            while time.monotonic() - started < 60 and not answer:
+                conn.send(b"x")
+                conn.settimeout(5)
+                with contextlib.suppress(TimeoutError):
+                    answer = conn.recv(1024) or b"closed"
+        except (BrokenPipeError, ConnectionResetError):
+            answer = b"reset"
+        finally:
+            conn.close()
+        held = time.monotonic() - started
+        assert requests.get(f"{base}/healthz", timeout=5).status_code == 200
+
+    print(f"a body trickled a byte every 5 s: nginx answered {answer[:12]!r} after {held:.1f} s")
+    assert answer.startswith(b"HTTP/1.1 408") or answer in (b"closed", b"reset")
+    assert held < 10
