@@ -1,9 +1,12 @@
-"""Papershelf settings, read from the environment (see README.md for the variables)."""
+"""Papershelf settings, read from the environment (docs/configuration.md lists every variable)."""
 
 import ipaddress
+import math
+import re
 import tempfile
 from email.utils import getaddresses
 from pathlib import Path
+from typing import Any, TypeVar
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -12,10 +15,105 @@ from config.schedule import BEAT_SCHEDULE
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
+Number = TypeVar("Number", int, float)
+
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
-DEBUG = env.bool("DEBUG", default=False)
+# Each variable is read once, below, through env or one of these readers. A
+# value that cannot be right (a negative size, an unknown choice, a switch
+# that is neither on nor off) stops the site from starting, with the
+# variable named; an empty number, switch or choice is its default.
+# docs/configuration.md has an entry for each (tests/test_configuration.py
+# keeps them in step).
+
+
+def switch(name: str, default: bool) -> bool:
+    """An on/off variable: 1, true, on or yes; 0, false, off or no."""
+    value = env.str(name, default="").strip().lower()
+    if not value:
+        return default
+    if value in ("1", "true", "on", "yes"):
+        return True
+    if value in ("0", "false", "off", "no"):
+        return False
+    raise ImproperlyConfigured(f"{name} is 1 or 0 (true or false, on or off), not {value!r}.")
+
+
+def number(
+    name: str,
+    default: Number,
+    *,
+    unit: str,
+    at_least: float | None = None,
+    more_than: float | None = None,
+    at_most: float | None = None,
+) -> Number:
+    """A number within its bounds, whole if the default is: e.g.
+    number("X", 5, unit="a number of seconds", at_least=1)."""
+    raw = env.str(name, default="").strip()
+    if not raw:
+        return default
+    try:
+        value = type(default)(raw)
+    except ValueError:
+        value = None
+    if (
+        value is None
+        or not math.isfinite(value)
+        or (at_least is not None and value < at_least)
+        or (more_than is not None and value <= more_than)
+        or (at_most is not None and value > at_most)
+    ):
+        if at_least is not None and at_most is not None:
+            bounds = f"from {at_least:g} to {at_most:g}"
+        elif at_least is not None:
+            bounds = f"{at_least:g} or more"
+        else:
+            bounds = f"more than {more_than:g}"
+        shown = raw if value is not None else repr(raw)
+        raise ImproperlyConfigured(f"{name} is {unit}, {bounds}, not {shown}.")
+    return value
+
+
+def choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    """One of a few words, in any case; the word as the choices spell it."""
+    value = env.str(name, default="").strip() or default
+    for known in choices:
+        if value.lower() == known.lower():
+            return known
+    named = [repr(known) for known in choices]
+    allowed = f"{', '.join(named[:-1])} or {named[-1]}"
+    raise ImproperlyConfigured(f"{name} is {allowed}, not {value!r}.")
+
+
+# A per-client limit (django-ratelimit): a count and a period of s, m, h or d,
+# with an optional multiple: 60/m, 1000/h, 100/5m.
+request_rate = re.compile(r"\d+/\d*[smhd][a-z]*", re.IGNORECASE)
+# A pace of calls to a model (core/pacing.py): a count per s, m or h: 10/m, 0.5/s.
+call_rate = re.compile(r"\d+(\.\d+)?/[smh][a-z]*", re.IGNORECASE)
+
+
+def rate(name: str, default: str, *, form: re.Pattern[str] = request_rate) -> str:
+    """A rate such as 60/m; empty lifts the limit."""
+    value: str = env.str(name, default=default).strip()
+    if value and (not form.fullmatch(value) or not float(value.split("/")[0])):
+        example = "60/m" if form is request_rate else "10/m"
+        raise ImproperlyConfigured(
+            f"{name} is a rate such as {example}, or empty for none, not {value!r}."
+        )
+    return value
+
+
+def link_pattern(name: str, default: str, placeholder: str) -> str:
+    """An address with a {placeholder} to fill in, e.g. https://arxiv.org/abs/{id}."""
+    value: str = env.str(name, default=default).strip()
+    if "{" + placeholder + "}" not in value:
+        raise ImproperlyConfigured(f"{name} needs {{{placeholder}}} in it, not {value!r}.")
+    return value
+
+
+DEBUG = switch("DEBUG", default=False)
 SECRET_KEY = env("SECRET_KEY", default="dev-only-insecure-key-change-me" if DEBUG else None)
 if SECRET_KEY is None:
     # Development without a key is allowed only with DEBUG on, so a forgotten
@@ -25,6 +123,8 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"] if 
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 SITE_NAME = env("SITE_NAME", default="Papershelf")
 SITE_ROOT = env("SITE_ROOT", default="http://127.0.0.1:8000")
+if not SITE_ROOT.startswith(("http://", "https://")):
+    raise ImproperlyConfigured(f"SITE_ROOT is an http:// or https:// address, not {SITE_ROOT!r}.")
 CONTACT_EMAIL = env("CONTACT_EMAIL", default="admin@papershelf.example")
 
 INSTALLED_APPS = [
@@ -110,12 +210,16 @@ TEMPLATES = [
 # SQLite is the embedded default so the site runs on a bare machine;
 # production and the test suite use PostgreSQL through DATABASE_URL.
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+DATABASES["default"]["CONN_MAX_AGE"] = number(
+    "CONN_MAX_AGE", 60, unit="a number of seconds", at_least=0
+)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 # A PostgreSQL read replica takes the reads (config/db_routers.py); a client's
 # reads stay on the primary for REPLICA_STICKY_SECONDS after it writes.
 DATABASE_REPLICA_URL = env("DATABASE_REPLICA_URL", default="")
-REPLICA_STICKY_SECONDS = env.int("REPLICA_STICKY_SECONDS", default=15)
+REPLICA_STICKY_SECONDS = number(
+    "REPLICA_STICKY_SECONDS", 15, unit="a number of seconds", at_least=0
+)
 if DATABASE_REPLICA_URL:
     DATABASES["replica"] = {
         **env.db_url_config(DATABASE_REPLICA_URL),
@@ -158,33 +262,39 @@ else:
 # cache every process shares can be invalidated, so without Redis nothing is kept;
 # a Redis that is down or slow (over CATALOG_CACHE_TIMEOUT seconds) counts as a miss.
 CATALOG_CACHE_URL = env("CATALOG_CACHE_URL", default=REDIS_URL)
-CATALOG_CACHE_SECONDS = env.int("CATALOG_CACHE_SECONDS", default=600)
+CATALOG_CACHE_SECONDS = number("CATALOG_CACHE_SECONDS", 600, unit="a number of seconds", at_least=0)
 # The reader's parts of a page (toggles, the account menu), made for each request
 # by this factory (catalog/page_cache.py): the catalog never imports accounts.
 READER_PARTS = "accounts.reader_parts.reader_parts"
 
 
-def fragment_store_size(name: str, default: int) -> int:
-    """The size of a store of fragments each process keeps rendered (core/fragments.py)."""
-    size = env.int(name, default=default)
-    if size < 0:
-        raise ImproperlyConfigured(f"{name} is a number of fragments, 0 or more, not {size}.")
-    return size
-
-
-# Each store of fragments is sized on its own; 0 renders every one on every
-# request. Paper cards for lists (catalog/cards.py), about 3 KB each:
-PAPER_CARD_CACHE_SIZE = fragment_store_size("PAPER_CARD_CACHE_SIZE", 5000)
+# Each store of fragments each process keeps rendered (core/fragments.py) is
+# sized on its own; 0 renders every one on every request. Paper cards for
+# lists (catalog/cards.py), about 3 KB each:
+PAPER_CARD_CACHE_SIZE = number(
+    "PAPER_CARD_CACHE_SIZE", 5000, unit="a number of fragments", at_least=0
+)
 # the tag and category indexes' cards, one per language and state of the catalog:
-INDEX_CARDS_CACHE_SIZE = fragment_store_size("INDEX_CARDS_CACHE_SIZE", 20)
+INDEX_CARDS_CACHE_SIZE = number(
+    "INDEX_CARDS_CACHE_SIZE", 20, unit="a number of fragments", at_least=0
+)
 # list filters, one per choice of values (catalog/filters.py):
-FILTER_FORM_CACHE_SIZE = fragment_store_size("FILTER_FORM_CACHE_SIZE", 1000)
+FILTER_FORM_CACHE_SIZE = number(
+    "FILTER_FORM_CACHE_SIZE", 1000, unit="a number of fragments", at_least=0
+)
 # the reader's toggles and menus (accounts/reader_parts.py), one per state, tag
 # or category and language, and one account menu per reader:
-READER_PARTS_CACHE_SIZE = fragment_store_size("READER_PARTS_CACHE_SIZE", 5000)
+READER_PARTS_CACHE_SIZE = number(
+    "READER_PARTS_CACHE_SIZE", 5000, unit="a number of fragments", at_least=0
+)
 # why a paper is on For you, one per saved paper or followed tag named and language:
-FOR_YOU_REASONS_CACHE_SIZE = fragment_store_size("FOR_YOU_REASONS_CACHE_SIZE", 2000)
-_catalog_cache_timeout = env.float("CATALOG_CACHE_TIMEOUT", default=0.25)
+FOR_YOU_REASONS_CACHE_SIZE = number(
+    "FOR_YOU_REASONS_CACHE_SIZE", 2000, unit="a number of fragments", at_least=0
+)
+# A Redis on the same network answers in a millisecond or two; one slower than
+# this counts as down (a miss), so that a sick cache costs each lookup a
+# quarter of a second at most.
+CATALOG_CACHE_TIMEOUT = 0.25
 # In production the catalog cache is a Redis of its own, capped with maxmemory
 # and evicting least recently used keys (docker-compose.yml's "cache"): anyone
 # can make it store pages, and it must never crowd out the Celery broker.
@@ -194,8 +304,8 @@ CATALOG_CACHE_REDIS = {
     "KEY_PREFIX": "papershelf",
     "OPTIONS": {
         "IGNORE_EXCEPTIONS": True,
-        "SOCKET_CONNECT_TIMEOUT": _catalog_cache_timeout,
-        "SOCKET_TIMEOUT": _catalog_cache_timeout,
+        "SOCKET_CONNECT_TIMEOUT": CATALOG_CACHE_TIMEOUT,
+        "SOCKET_TIMEOUT": CATALOG_CACHE_TIMEOUT,
         # Pages shrink three- to tenfold, and as many times more fit in memory.
         "COMPRESSOR": "django_redis.compressors.zlib.ZlibCompressor",
     },
@@ -244,7 +354,7 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "staticfiles")
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STORAGES = {
+STORAGES: dict[str, dict[str, Any]] = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
@@ -272,7 +382,7 @@ if STORAGE_BUCKET:
             "file_overwrite": False,
         },
     }
-SERVE_MEDIA = env.bool("SERVE_MEDIA", default=not STORAGE_BUCKET)
+SERVE_MEDIA = switch("SERVE_MEDIA", default=not STORAGE_BUCKET)
 
 EMAIL_BACKEND = env(
     "EMAIL_BACKEND",
@@ -281,12 +391,12 @@ EMAIL_BACKEND = env(
     else "django.core.mail.backends.smtp.EmailBackend",
 )
 EMAIL_HOST = env("EMAIL_HOST", default="localhost")
-EMAIL_PORT = env.int("EMAIL_PORT", default=25)
+EMAIL_PORT = number("EMAIL_PORT", 25, unit="a port", at_least=1, at_most=65535)
 EMAIL_HOST_USER = env("EMAIL_HOST_USER", default="")
 EMAIL_HOST_PASSWORD = env("EMAIL_HOST_PASSWORD", default="")
-EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+EMAIL_USE_TLS = switch("EMAIL_USE_TLS", default=False)
 # A mail server that stops answering must not hold a request or a worker forever.
-EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=30)
+EMAIL_TIMEOUT = number("EMAIL_TIMEOUT", 30, unit="a number of seconds", at_least=1)
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default=f"{SITE_NAME} <noreply@papershelf.example>")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
@@ -303,13 +413,13 @@ for _proxy in TRUSTED_PROXIES:
 RATELIMIT_IP_META_KEY = "core.http.client_ip"
 # Per-address limits on anonymous readers (core/limits.py), counted in the
 # default cache; an empty value lifts one. Logged-in readers are not limited.
-RATELIMIT_ENABLE = env.bool("RATELIMIT_ENABLE", default=True)
+RATELIMIT_ENABLE = switch("RATELIMIT_ENABLE", default=True)
 RATELIMIT_VIEW = "core.views.too_many_requests"
 # The cache fails open (config/redis_cache.py): with Redis down nothing is limited.
 RATELIMIT_FAIL_OPEN = True
-PAGE_RATE_LIMIT = env("PAGE_RATE_LIMIT", default="300/m")
-SEARCH_RATE_LIMIT = env("SEARCH_RATE_LIMIT", default="60/m")
-FEED_RATE_LIMIT = env("FEED_RATE_LIMIT", default="60/m")
+PAGE_RATE_LIMIT = rate("PAGE_RATE_LIMIT", "300/m")
+SEARCH_RATE_LIMIT = rate("SEARCH_RATE_LIMIT", "60/m")
+FEED_RATE_LIMIT = rate("FEED_RATE_LIMIT", "60/m")
 SILENCED_SYSTEM_CHECKS = [
     # django-ratelimit knows django-redis's cache, not our subclasses of it.
     "django_ratelimit.W001",
@@ -321,10 +431,12 @@ SILENCED_SYSTEM_CHECKS = [
 # Only a proxy can say the client came over HTTPS: from anyone else the header
 # is dropped (core.middleware.ForwardedHeadersMiddleware).
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if TRUSTED_PROXIES else None
-SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
-SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
-CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
-SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31536000)
+SECURE_SSL_REDIRECT = switch("SECURE_SSL_REDIRECT", default=not DEBUG)
+SESSION_COOKIE_SECURE = switch("SESSION_COOKIE_SECURE", default=not DEBUG)
+CSRF_COOKIE_SECURE = switch("CSRF_COOKIE_SECURE", default=not DEBUG)
+SECURE_HSTS_SECONDS = number(
+    "SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000, unit="a number of seconds", at_least=0
+)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = not DEBUG
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -347,14 +459,18 @@ CONTENT_SECURITY_POLICY = {
 }
 
 # Links derived from an arXiv id, kept here so the patterns can change by setting.
-ARXIV_ABS_URL = env("ARXIV_ABS_URL", default="https://arxiv.org/abs/{id}")
-ARXIV_PDF_URL = env("ARXIV_PDF_URL", default="https://arxiv.org/pdf/{id}")
-PAPER_COMMUNITY_URL = env("PAPER_COMMUNITY_URL", default="https://huggingface.co/papers/{id}")
+ARXIV_ABS_URL = link_pattern("ARXIV_ABS_URL", "https://arxiv.org/abs/{id}", "id")
+ARXIV_PDF_URL = link_pattern("ARXIV_PDF_URL", "https://arxiv.org/pdf/{id}", "id")
+PAPER_COMMUNITY_URL = link_pattern(
+    "PAPER_COMMUNITY_URL", "https://huggingface.co/papers/{id}", "id"
+)
 
 PAPERS_PER_PAGE = 20
 # Sorting a search by relevance ranks only its newest matches, this many: ranking
 # every match of a common word (half the catalog) takes seconds. The list says so.
-SEARCH_RELEVANCE_CANDIDATES = env.int("SEARCH_RELEVANCE_CANDIDATES", default=2000)
+SEARCH_RELEVANCE_CANDIDATES = number(
+    "SEARCH_RELEVANCE_CANDIDATES", 2000, unit="a number of papers", at_least=1
+)
 
 # arXiv access. arXiv's terms ask for at most one request every three seconds,
 # one connection at a time, and a User-Agent saying who is asking.
@@ -363,39 +479,50 @@ ARXIV_OAI_URL = env("ARXIV_OAI_URL", default="https://oaipmh.arxiv.org/oai")
 ARXIV_USER_AGENT = env(
     "ARXIV_USER_AGENT", default=f"{SITE_NAME} ({SITE_ROOT}; mailto:{CONTACT_EMAIL})"
 )
-ARXIV_DELAY_SECONDS = env.float("ARXIV_DELAY_SECONDS", default=3.0)
-ARXIV_REQUEST_TIMEOUT = env.float("ARXIV_REQUEST_TIMEOUT", default=30.0)
-ARXIV_PAGE_SIZE = env.int("ARXIV_PAGE_SIZE", default=100)
+ARXIV_DELAY_SECONDS = number("ARXIV_DELAY_SECONDS", 3.0, unit="a number of seconds", at_least=0)
+ARXIV_REQUEST_TIMEOUT = number(
+    "ARXIV_REQUEST_TIMEOUT", 30.0, unit="a number of seconds", more_than=0
+)
+# The API gives at most 2,000 entries a request.
+ARXIV_PAGE_SIZE = number(
+    "ARXIV_PAGE_SIZE", 100, unit="a number of entries", at_least=1, at_most=2000
+)
 # Failed requests are retried with exponential backoff and jitter, never
-# waiting longer than ARXIV_RETRY_MAX_WAIT, even when Retry-After asks for more.
-ARXIV_MAX_RETRIES = env.int("ARXIV_MAX_RETRIES", default=5)
-ARXIV_RETRY_BASE_WAIT = env.float("ARXIV_RETRY_BASE_WAIT", default=5.0)
-ARXIV_RETRY_MAX_WAIT = env.float("ARXIV_RETRY_MAX_WAIT", default=300.0)
+# waiting longer than ARXIV_RETRY_MAX_WAIT, even when Retry-After asks for more:
+# waits of 5, 10, 20, 40 and 80 s, two and a half minutes of 429s, 5xx or
+# timeouts before the source counts as unreadable until its next run. Fixed:
+# they follow arXiv's behaviour, not a deployment's.
+ARXIV_MAX_RETRIES = 5
+ARXIV_RETRY_BASE_WAIT = 5.0
+ARXIV_RETRY_MAX_WAIT = 300.0
 # A command someone waits for at a terminal (add_papers) stops retrying after
 # this long and says arXiv could not be read; workers keep the retries above.
-ARXIV_COMMAND_RETRY_SECONDS = env.float("ARXIV_COMMAND_RETRY_SECONDS", default=20.0)
+# Twenty seconds is as long as anyone watches a prompt that says nothing.
+ARXIV_COMMAND_RETRY_SECONDS = 20.0
 # A paper appears in the API hours to days after its "updated" time (arXiv
 # announces in daily batches, not over weekends), so each run pages back this
-# far before the previous successful run.
-ARXIV_UPDATED_LOOKBACK_HOURS = env.float("ARXIV_UPDATED_LOOKBACK_HOURS", default=96)
+# far before the previous successful run: four days cover a long weekend.
+ARXIV_UPDATED_LOOKBACK_HOURS = 96.0
 # Listing feeds: {categories} is "cs.CL+cs.LG". arXiv announces at 20:00 US
 # Eastern and rebuilds the feeds around midnight Eastern; until a source's
 # listing is out its query brings what the API already has, and a listing
-# still missing LISTING_LATE_MINUTES after the announcement is reported.
-ARXIV_LISTING_URL = env("ARXIV_LISTING_URL", default="https://rss.arxiv.org/rss/{categories}")
-LISTING_LATE_MINUTES = env.int("LISTING_LATE_MINUTES", default=300)
+# still missing LISTING_LATE_MINUTES after the announcement is reported: five
+# hours is an hour past arXiv's own midnight rebuild, at 01:00 Eastern.
+ARXIV_LISTING_URL = link_pattern(
+    "ARXIV_LISTING_URL", "https://rss.arxiv.org/rss/{categories}", "categories"
+)
+LISTING_LATE_MINUTES = 300
 # Announced papers the API does not give yet are asked for again at every
-# check for this long, then reported as given up (the query catches them later).
-LISTING_AWAIT_HOURS = env.float("LISTING_AWAIT_HOURS", default=24)
+# check for this long, then reported as given up (the query catches them later):
+# a day, until the next announcement.
+LISTING_AWAIT_HOURS = 24.0
 # A running ingest run writes a heartbeat several times within this many
 # seconds (at least every minute); one whose heartbeat is older belongs to a
 # worker that died: it is marked interrupted and its source's claim released,
 # by the next claim of the source or by the sweep beat runs every minute.
-INGEST_RUN_STALE_SECONDS = env.int("INGEST_RUN_STALE_SECONDS", default=180)
-if INGEST_RUN_STALE_SECONDS < 1:
-    raise ImproperlyConfigured(
-        f"INGEST_RUN_STALE_SECONDS is at least 1 second, not {INGEST_RUN_STALE_SECONDS}."
-    )
+INGEST_RUN_STALE_SECONDS = number(
+    "INGEST_RUN_STALE_SECONDS", 180, unit="a number of seconds", at_least=1
+)
 
 # Logs (config/logging.py): one line an event on stderr, with its time, level,
 # logger and the request or Celery task it belongs to; LOG_FORMAT=json writes
@@ -404,10 +531,8 @@ if INGEST_RUN_STALE_SECONDS < 1:
 # are mailed to ADMINS ("Name <address>, address"), each distinct one at most
 # once every ERROR_MAIL_INTERVAL seconds a process, and reach Sentry when
 # SENTRY_DSN is set.
-LOG_LEVEL = env("LOG_LEVEL", default="INFO").upper()
-LOG_FORMAT = env("LOG_FORMAT", default="text")
-if LOG_FORMAT not in ("text", "json"):
-    raise ImproperlyConfigured(f"LOG_FORMAT is 'text' or 'json', not {LOG_FORMAT!r}.")
+LOG_LEVEL = choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
+LOG_FORMAT = choice("LOG_FORMAT", "text", ("text", "json"))
 ADMINS = [
     (name or address, address)
     for name, address in getaddresses([env("ADMINS", default="")])
@@ -415,7 +540,7 @@ ADMINS = [
 ]
 if any("@" not in address for _, address in ADMINS):
     raise ImproperlyConfigured("ADMINS is a comma-separated list of email addresses.")
-ERROR_MAIL_INTERVAL = env.int("ERROR_MAIL_INTERVAL", default=600)
+ERROR_MAIL_INTERVAL = number("ERROR_MAIL_INTERVAL", 600, unit="a number of seconds", at_least=0)
 EMAIL_SUBJECT_PREFIX = f"[{SITE_NAME}] "
 LOGGING_CONFIG = "config.logging.configure"
 LOGGING = {
@@ -468,6 +593,9 @@ LOGGING = {
     },
 }
 SENTRY_DSN = env("SENTRY_DSN", default="")
+SENTRY_TRACES_SAMPLE_RATE = number(
+    "SENTRY_TRACES_SAMPLE_RATE", 0.0, unit="a share of requests", at_least=0, at_most=1
+)
 if SENTRY_DSN:
     import sentry_sdk
     from sentry_sdk.integrations.celery import CeleryIntegration
@@ -479,7 +607,7 @@ if SENTRY_DSN:
         environment=env("SENTRY_ENVIRONMENT", default="production"),
         release=env("SENTRY_RELEASE", default=None),
         integrations=[DjangoIntegration(), CeleryIntegration()],
-        traces_sample_rate=env.float("SENTRY_TRACES_SAMPLE_RATE", default=0.0),
+        traces_sample_rate=SENTRY_TRACES_SAMPLE_RATE,
         send_default_pii=False,
     )
     ignore_logger("django.security.DisallowedHost")
@@ -488,11 +616,11 @@ if SENTRY_DSN:
 # eagerly in-process so the site works on a bare machine.
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = None
-CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=not REDIS_URL)
+CELERY_TASK_ALWAYS_EAGER = switch("CELERY_TASK_ALWAYS_EAGER", default=not REDIS_URL)
 CELERY_TASK_EAGER_PROPAGATES = True
 # Without a broker, work started from a page runs in a thread beside the request
 # (see core/background.py) rather than holding the page until it is done.
-EAGER_TASKS_IN_THREADS = env.bool("EAGER_TASKS_IN_THREADS", default=True)
+EAGER_TASKS_IN_THREADS = switch("EAGER_TASKS_IN_THREADS", default=True)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -563,98 +691,131 @@ ACCOUNT_USER_DISPLAY = "accounts.models.reader_name"
 # within LOGIN_LOCKOUT_SECONDS, further attempts from there are refused until the
 # window passes; one address may fail 20 times a minute whatever the accounts.
 # The admin's log-in shares these counts (accounts/forms.py).
-LOGIN_FAILURES_ALLOWED = env.int("LOGIN_FAILURES_ALLOWED", default=5)
-LOGIN_LOCKOUT_SECONDS = env.int("LOGIN_LOCKOUT_SECONDS", default=900)
+LOGIN_FAILURES_ALLOWED = number(
+    "LOGIN_FAILURES_ALLOWED", 5, unit="a number of attempts", at_least=1
+)
+LOGIN_LOCKOUT_SECONDS = number("LOGIN_LOCKOUT_SECONDS", 900, unit="a number of seconds", at_least=1)
 ACCOUNT_RATE_LIMITS = {
     "login_failed": f"20/m/ip,{LOGIN_FAILURES_ALLOWED}/{LOGIN_LOCKOUT_SECONDS}s/key",
 }
+# Log-in with GitHub or Google, for each whose OAuth app is given: its client
+# id and secret, both or neither.
 SOCIALACCOUNT_PROVIDERS = {}
-for _provider, _prefix, _scope in (
-    ("github", "GITHUB", ["user:email"]),
-    ("google", "GOOGLE", ["profile", "email"]),
-):
-    _client_id = env(f"{_prefix}_CLIENT_ID", default="")
-    _secret = env(f"{_prefix}_SECRET", default="")
-    if _client_id and _secret:
+_oauth_apps = {
+    "github": (
+        env("GITHUB_CLIENT_ID", default=""),
+        env("GITHUB_SECRET", default=""),
+        ["user:email"],
+    ),
+    "google": (
+        env("GOOGLE_CLIENT_ID", default=""),
+        env("GOOGLE_SECRET", default=""),
+        ["profile", "email"],
+    ),
+}
+for _provider, (_client_id, _secret, _scope) in _oauth_apps.items():
+    if bool(_client_id) != bool(_secret):
+        _prefix = _provider.upper()
+        raise ImproperlyConfigured(
+            f"{_prefix}_CLIENT_ID and {_prefix}_SECRET go together: set both, or neither."
+        )
+    if _client_id:
         INSTALLED_APPS.append(f"allauth.socialaccount.providers.{_provider}")
         SOCIALACCOUNT_PROVIDERS[_provider] = {
             "APPS": [{"client_id": _client_id, "secret": _secret}],
             "SCOPE": _scope,
         }
 # Digests go out at this hour (UTC): daily ones every day, weekly ones on Mondays.
-DIGEST_HOUR = env.int("DIGEST_HOUR", default=6)
-# A digest's one-click unsubscribe link works for this long after it is sent.
-DIGEST_UNSUBSCRIBE_LINK_DAYS = env.int("DIGEST_UNSUBSCRIBE_LINK_DAYS", default=90)
+DIGEST_HOUR = number("DIGEST_HOUR", 6, unit="an hour of the day", at_least=0, at_most=23)
+# A digest's one-click unsubscribe link works for this long after it is sent:
+# a quarter, longer than anyone leaves a digest unread, short enough that a
+# leaked link does not work forever.
+DIGEST_UNSUBSCRIBE_LINK_DAYS = 90
 EMAIL_FILE_PATH = env("EMAIL_FILE_PATH", default=str(BASE_DIR / "sent-emails"))
 # Papers a reader may suggest to the curators in a day.
-SUGGESTIONS_PER_DAY = env.int("SUGGESTIONS_PER_DAY", default=20)
-# API tokens a reader may hold at once (see api/ and the subscriptions page).
-API_TOKENS_PER_READER = env.int("API_TOKENS_PER_READER", default=10)
+SUGGESTIONS_PER_DAY = number("SUGGESTIONS_PER_DAY", 20, unit="a number of papers", at_least=0)
+# API tokens a reader may hold at once (see api/ and the subscriptions page):
+# one for each script or feed reader they run, with room to rotate them.
+API_TOKENS_PER_READER = 10
 # Requests to /api/: anonymous ones per client address, token ones per token.
-API_RATE_LIMIT = env("API_RATE_LIMIT", default="120/m")
-API_TOKEN_RATE_LIMIT = env("API_TOKEN_RATE_LIMIT", default="600/m")
+API_RATE_LIMIT = rate("API_RATE_LIMIT", "120/m")
+API_TOKEN_RATE_LIMIT = rate("API_TOKEN_RATE_LIMIT", "600/m")
 # The most papers one export (BibTeX, RIS, CSL-JSON) holds.
-EXPORT_MAX_PAPERS = env.int("EXPORT_MAX_PAPERS", default=1000)
+EXPORT_MAX_PAPERS = number("EXPORT_MAX_PAPERS", 1000, unit="a number of papers", at_least=1)
 
 # Enrichment: summaries, key takeaways and translations of the abstract, and
 # preview images of the paper (see README.md).
 # SUMMARY_BACKEND "extractive" needs no model; "openai" talks to any
 # OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama...).
-SUMMARY_BACKEND = env("SUMMARY_BACKEND", default="extractive")
+SUMMARY_BACKEND = choice("SUMMARY_BACKEND", "extractive", ("extractive", "openai"))
 LLM_BASE_URL = env("LLM_BASE_URL", default="")
 LLM_API_KEY = env("LLM_API_KEY", default="")
 LLM_MODEL = env("LLM_MODEL", default="")
-LLM_TIMEOUT = env.float("LLM_TIMEOUT", default=120.0)
+if SUMMARY_BACKEND == "openai" and not LLM_MODEL:
+    raise ImproperlyConfigured("SUMMARY_BACKEND=openai needs LLM_MODEL.")
+LLM_TIMEOUT = number("LLM_TIMEOUT", 120.0, unit="a number of seconds", more_than=0)
 # HTTP-level retries (429, 5xx, timeouts) done by the client with backoff,
 # and whole attempts when the answer fails validation.
-LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=3)
-LLM_ATTEMPTS = env.int("LLM_ATTEMPTS", default=3)
-LLM_MAX_TOKENS = env.int("LLM_MAX_TOKENS", default=3000)
+LLM_MAX_RETRIES = number("LLM_MAX_RETRIES", 3, unit="a number of retries", at_least=0)
+LLM_ATTEMPTS = number("LLM_ATTEMPTS", 3, unit="a number of attempts", at_least=1)
+LLM_MAX_TOKENS = number("LLM_MAX_TOKENS", 3000, unit="a number of tokens", at_least=1)
 # Translations of the abstract are made into each of these languages.
 SUMMARY_LANGUAGES = env.list("SUMMARY_LANGUAGES", default=["zh-hans", "ko"])
 # New papers are enriched as ingest brings them: all of them, or only those in
 # these tags (slugs). Machine output is a draft for a curator to publish unless
 # SUMMARY_AUTO_PUBLISH is on.
-SUMMARY_AUTO = env.bool("SUMMARY_AUTO", default=True)
+SUMMARY_AUTO = switch("SUMMARY_AUTO", default=True)
 SUMMARY_AUTO_TAGS = env.list("SUMMARY_AUTO_TAGS", default=[])
-SUMMARY_AUTO_PUBLISH = env.bool("SUMMARY_AUTO_PUBLISH", default=False)
-SUMMARY_RATE_LIMIT = env("SUMMARY_RATE_LIMIT", default="10/m")
-PREVIEW_AUTO = env.bool("PREVIEW_AUTO", default=True)
+SUMMARY_AUTO_PUBLISH = switch("SUMMARY_AUTO_PUBLISH", default=False)
+SUMMARY_RATE_LIMIT = rate("SUMMARY_RATE_LIMIT", "10/m", form=call_rate)
+PREVIEW_AUTO = switch("PREVIEW_AUTO", default=True)
 # Show each paper's first page, where it has one, as a thumbnail in lists.
-PREVIEW_LIST_THUMBNAILS = env.bool("PREVIEW_LIST_THUMBNAILS", default=True)
-PREVIEW_MAX_PDF_BYTES = env.int("PREVIEW_MAX_PDF_BYTES", default=40 * 1024 * 1024)
-PREVIEW_TIMEOUT = env.float("PREVIEW_TIMEOUT", default=60.0)
-PREVIEW_PAGE_WIDTH = env.int("PREVIEW_PAGE_WIDTH", default=1000)
-PREVIEW_MAX_FIGURES = env.int("PREVIEW_MAX_FIGURES", default=3)
-PREVIEW_FIGURE_PAGES = env.int("PREVIEW_FIGURE_PAGES", default=4)
+PREVIEW_LIST_THUMBNAILS = switch("PREVIEW_LIST_THUMBNAILS", default=True)
+# Larger or slower PDFs are reported and skipped.
+PREVIEW_MAX_PDF_BYTES = number(
+    "PREVIEW_MAX_PDF_BYTES", 40 * 1024 * 1024, unit="a number of bytes", at_least=1
+)
+PREVIEW_TIMEOUT = number("PREVIEW_TIMEOUT", 60.0, unit="a number of seconds", more_than=0)
+# The preview images the paper page and the lists show (enrichment/previews.py):
+# the first page rendered 1000 px wide, and up to 3 of the largest figures of
+# the first 4 pages. Fixed: the page's layout is made for them.
+PREVIEW_PAGE_WIDTH = 1000
+PREVIEW_MAX_FIGURES = 3
+PREVIEW_FIGURE_PAGES = 4
 
 # Discovery: every paper gets a text vector, its nearest neighbours are
 # precomputed into catalog.SimilarPaper, and readers get recommendations
 # (see README.md). EMBEDDING_BACKEND "tfidf" needs nothing outside the project;
 # "openai" asks any OpenAI-compatible /v1/embeddings endpoint.
-EMBEDDING_BACKEND = env("EMBEDDING_BACKEND", default="tfidf")
+EMBEDDING_BACKEND = choice("EMBEDDING_BACKEND", "tfidf", ("tfidf", "openai"))
 EMBEDDING_BASE_URL = env("EMBEDDING_BASE_URL", default="")
 EMBEDDING_API_KEY = env("EMBEDDING_API_KEY", default="")
 EMBEDDING_MODEL = env("EMBEDDING_MODEL", default="")
+if EMBEDDING_BACKEND == "openai" and not EMBEDDING_MODEL:
+    raise ImproperlyConfigured("EMBEDDING_BACKEND=openai needs EMBEDDING_MODEL.")
 # Every answer must have exactly this many dimensions (the tf-idf backend
 # reduces to at most this many).
-EMBEDDING_DIMENSIONS = env.int("EMBEDDING_DIMENSIONS", default=256)
-EMBEDDING_TIMEOUT = env.float("EMBEDDING_TIMEOUT", default=60.0)
-EMBEDDING_MAX_RETRIES = env.int("EMBEDDING_MAX_RETRIES", default=3)
-EMBEDDING_ATTEMPTS = env.int("EMBEDDING_ATTEMPTS", default=3)
-EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=64)
-EMBEDDING_RATE_LIMIT = env("EMBEDDING_RATE_LIMIT", default="60/m")
+EMBEDDING_DIMENSIONS = number(
+    "EMBEDDING_DIMENSIONS", 256, unit="a number of dimensions", at_least=1
+)
+EMBEDDING_TIMEOUT = number("EMBEDDING_TIMEOUT", 60.0, unit="a number of seconds", more_than=0)
+EMBEDDING_MAX_RETRIES = number("EMBEDDING_MAX_RETRIES", 3, unit="a number of retries", at_least=0)
+EMBEDDING_ATTEMPTS = number("EMBEDDING_ATTEMPTS", 3, unit="a number of attempts", at_least=1)
+EMBEDDING_BATCH_SIZE = number("EMBEDDING_BATCH_SIZE", 64, unit="a number of papers", at_least=1)
+EMBEDDING_RATE_LIMIT = rate("EMBEDDING_RATE_LIMIT", "60/m", form=call_rate)
 # The fitted tf-idf model and the neighbour index, written by workers and read
 # by workers only (never by the web): a volume the worker containers share.
 VECTOR_DIR = env.path("VECTOR_DIR", default=BASE_DIR / "data" / "vectors")
-# The tf-idf model is fitted on at most this many papers (a random sample),
-# and refitted when older than this many days.
-VECTOR_FIT_SAMPLE = env.int("VECTOR_FIT_SAMPLE", default=200_000)
-VECTOR_REFIT_DAYS = env.int("VECTOR_REFIT_DAYS", default=7)
-SIMILAR_PAPERS = env.int("SIMILAR_PAPERS", default=10)
+# The tf-idf model is fitted on at most this many papers (a random sample; the
+# fit's memory grows with it), and refitted when a week old: a week of new
+# papers moves the vocabulary little, and a refit makes every vector stale.
+VECTOR_FIT_SAMPLE = number("VECTOR_FIT_SAMPLE", 200_000, unit="a number of papers", at_least=1)
+VECTOR_REFIT_DAYS = 7
+# Neighbours kept for each paper: the paper page shows this many similar papers.
+SIMILAR_PAPERS = 10
 # New and changed papers get their vectors and neighbours by a task as they
 # arrive, and `load_demo` builds the demo's at once.
-DISCOVERY_AUTO = env.bool("DISCOVERY_AUTO", default=True)
+DISCOVERY_AUTO = switch("DISCOVERY_AUTO", default=True)
 # For you: recent papers ranked for each reader, recomputed nightly, over this
-# many days (the longest period filter).
-FOR_YOU_DAYS = env.int("FOR_YOU_DAYS", default=365)
+# many days: the longest period the list's filter offers ("365d", catalog/filters.py).
+FOR_YOU_DAYS = 365
