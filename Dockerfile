@@ -19,9 +19,10 @@ RUN --mount=type=bind,from=wheels,source=/wheels,target=/wheels \
 WORKDIR /app
 COPY . .
 # Code and static files stay root's, read-only to the site; uploaded media
-# (preview images) are the site's own, in the volume mounted on /app/media.
+# (preview images) and the workers' vectors (VECTOR_DIR) are the site's own,
+# in the volumes mounted on /app/media and /app/data/vectors.
 RUN SECRET_KEY=collectstatic python manage.py collectstatic --noinput \
- && mkdir media && chown 10001:10001 media
+ && mkdir -p media data/vectors && chown 10001:10001 media data/vectors
 # By number, so that a runtime can tell it is not root without reading /etc/passwd.
 USER 10001:10001
 EXPOSE 8000

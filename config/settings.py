@@ -744,7 +744,7 @@ API_TOKEN_RATE_LIMIT = rate("API_TOKEN_RATE_LIMIT", "600/m")
 EXPORT_MAX_PAPERS = number("EXPORT_MAX_PAPERS", 1000, unit="a number of papers", at_least=1)
 
 # Enrichment: summaries, key takeaways and translations of the abstract, and
-# preview images of the paper (see README.md).
+# preview images of the paper (see docs/operations.md).
 # SUMMARY_BACKEND "extractive" needs no model; "openai" talks to any
 # OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama...).
 SUMMARY_BACKEND = choice("SUMMARY_BACKEND", "extractive", ("extractive", "openai"))
@@ -785,7 +785,7 @@ PREVIEW_FIGURE_PAGES = 4
 
 # Discovery: every paper gets a text vector, its nearest neighbours are
 # precomputed into catalog.SimilarPaper, and readers get recommendations
-# (see README.md). EMBEDDING_BACKEND "tfidf" needs nothing outside the project;
+# (see docs/operations.md). EMBEDDING_BACKEND "tfidf" needs nothing outside the project;
 # "openai" asks any OpenAI-compatible /v1/embeddings endpoint.
 EMBEDDING_BACKEND = choice("EMBEDDING_BACKEND", "tfidf", ("tfidf", "openai"))
 EMBEDDING_BASE_URL = env("EMBEDDING_BASE_URL", default="")

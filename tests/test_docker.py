@@ -89,10 +89,11 @@ def test_the_file_is_complete_without_a_dotenv_file():
         assert ":-" in variable, f"${{{variable}}} has no default"
 
 
-def test_media_is_one_volume_shared_by_the_site_and_its_workers():
-    assert "media" in COMPOSE["volumes"]
+def test_media_and_vectors_are_volumes_shared_by_the_site_and_its_workers():
+    assert {"media", "vectors"} <= set(COMPOSE["volumes"])
     for name, service in APP_SERVICES.items():
         assert "media:/app/media" in service["volumes"], name
+        assert "vectors:/app/data/vectors" in service["volumes"], name
 
 
 def docker_compose_installed() -> bool:
@@ -130,8 +131,8 @@ def test_the_image_builds_wheels_apart_and_runs_unprivileged():
     uid, gid = users[-1].split(":")
     assert int(uid) > 0 and int(gid) > 0
     assert any(f"useradd --uid {uid} " in line for line in runtime)
-    # The runtime user owns the media folder the volume is mounted on.
-    assert any(f"chown {uid}:{gid} media" in line for line in runtime)
+    # The runtime user owns the folders the volumes are mounted on.
+    assert any(f"chown {uid}:{gid} media data/vectors" in line for line in runtime)
     assert runtime[-1].startswith("CMD ") and "config.gunicorn" in runtime[-1]
 
 
