@@ -4,7 +4,7 @@ from functools import partial
 
 from allauth.account.auth_backends import AuthenticationBackend as AllauthBackend
 from allauth.account.internal.userkit import get_user_by_username
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 
 from accounts.reader_cache import cached_reader
 
@@ -18,12 +18,13 @@ class AuthenticationBackend(AllauthBackend):
     would make every failure cost a second hash.
     """
 
-    def _authenticate_by_username(self, username: str, password: str) -> AbstractBaseUser | None:
+    def _authenticate_by_username(self, username: str, password: str) -> User | None:
         # Readers log in by email (LOGIN_METHODS), which would turn usernames
         # away; staff log in to the admin by username.
-        return self._check_password(get_user_by_username(username), password)
+        user: User | None = self._check_password(get_user_by_username(username), password)
+        return user
 
-    def get_user(self, user_id: int) -> AbstractBaseUser | None:
+    def get_user(self, user_id: int) -> User | None:
         # Every logged-in request asks: the reader comes from the cache while
         # nothing about them has changed (accounts.reader_cache).
         return cached_reader(user_id=user_id, load=partial(super().get_user, user_id))

@@ -1,5 +1,5 @@
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -9,12 +9,11 @@ from accounts.selectors import Digest
 
 
 def absolute_url(path: str) -> str:
-    return settings.SITE_ROOT.rstrip("/") + path
+    root: str = settings.SITE_ROOT
+    return root.rstrip("/") + path
 
 
-def send_digest(
-    *, user: AbstractBaseUser, digest: Digest, unsubscribe_token: str, language: str
-) -> None:
+def send_digest(*, user: User, digest: Digest, unsubscribe_token: str, language: str) -> None:
     unsubscribe_url = absolute_url(reverse("accounts:digest-unsubscribe", args=[unsubscribe_token]))
     context = {
         "digest": digest,

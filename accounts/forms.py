@@ -1,7 +1,10 @@
+from typing import Any
+
 from allauth.account.adapter import get_adapter
 from django import forms
 from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth.models import User
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import ApiToken, Profile
@@ -24,11 +27,11 @@ class ApiTokenForm(forms.Form):
         widget=forms.TextInput(attrs={"placeholder": _("e.g. my reading script")}),
     )
 
-    def __init__(self, *args, user, **kwargs) -> None:
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.user = user
 
-    def clean(self) -> dict:
+    def clean(self) -> dict[str, Any] | None:
         cleaned = super().clean()
         if ApiToken.objects.filter(user=self.user).count() >= settings.API_TOKENS_PER_READER:
             raise forms.ValidationError(
@@ -42,7 +45,7 @@ class AdminLoginForm(AdminAuthenticationForm):
     """The admin's log-in, authenticated through allauth's adapter like the site's,
     so both share one throttle and lock-out (ACCOUNT_RATE_LIMITS "login_failed")."""
 
-    def clean(self) -> dict:
+    def clean(self) -> dict[str, Any]:
         username = self.cleaned_data.get("username")
         password = self.cleaned_data.get("password")
         if username is not None and password:

@@ -3,7 +3,7 @@ import hashlib
 import secrets
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -96,7 +96,10 @@ class Subscription(models.Model):
 
     @property
     def target(self) -> Tag | Category:
-        return self.tag or self.category
+        target = self.tag or self.category
+        if target is None:  # the check constraint allows no such row
+            raise ValueError(f"Subscription {self.pk} is to neither a tag nor a category.")
+        return target
 
 
 class SavedPaper(models.Model):
@@ -116,7 +119,7 @@ class SavedPaper(models.Model):
         return f"{self.user}: {self.paper_id}"
 
 
-def reader_name(user: AbstractBaseUser) -> str:
+def reader_name(user: User) -> str:
     """How the site names a reader to them: the address they signed up with."""
     return user.email or user.get_username()
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from functools import partial
 
 from django.conf import settings
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from accounts import selectors
@@ -33,9 +33,7 @@ def _keys(user_id: int) -> tuple[str, str]:
     return f"reader:{user_id}:version", f"reader:{user_id}"
 
 
-def cached_reader(
-    *, user_id: int, load: Callable[[], AbstractBaseUser | None]
-) -> AbstractBaseUser | None:
+def cached_reader(*, user_id: int, load: Callable[[], User | None]) -> User | None:
     """The reader with their ids read, from the cache when their version still
     holds, else from load() (None for a user who cannot log in: not kept)."""
     version_key, entry_key = _keys(user_id)
@@ -46,7 +44,7 @@ def cached_reader(
         version = current_version(version_key)
         if version is None:  # no working cache
             return load()
-    entry = stored.get(entry_key)
+    entry: tuple[int, User] | None = stored.get(entry_key)
     if entry is not None and entry[0] == version:
         return entry[1]
     # Read on the primary (reads in a transaction go there): a replica behind

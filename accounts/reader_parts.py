@@ -8,8 +8,9 @@ it once a request, for pages it renders or fills from the cache.
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
 
-from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.http import HttpRequest
 from django.middleware.csrf import get_token
 from django.template.loader import get_template
@@ -21,6 +22,9 @@ from django.utils.html import conditional_escape
 from accounts import selectors, toggles
 from catalog.models import Category, Paper, Tag
 from core.fragments import Fragments, digest
+
+if TYPE_CHECKING:
+    from core.typing import WithAnnotations
 
 ACCOUNT_MENU_TEMPLATE = "accounts/account_menu.html"
 DISMISS_TEMPLATE = "accounts/toggles/dismiss.html"
@@ -53,14 +57,21 @@ class AccountReaderParts:
     CSRF_STAND_IN = "\x00csrf\x00"
     NEXT_STAND_IN = "\x00next\x00"
 
-    def __init__(self, *, request: HttpRequest, saved_paper_ids, subscribed) -> None:
+    def __init__(
+        self,
+        *,
+        request: HttpRequest,
+        saved_paper_ids: "frozenset[int] | SimpleLazyObject[frozenset[int]]",
+        subscribed: "ReaderState | SimpleLazyObject[ReaderState]",
+    ) -> None:
         self.request = request
         # Error pages can be rendered before authentication has run (a request
         # with a foreign Host is refused by the first middleware): no reader then.
-        self.user = getattr(request, "user", None) or AnonymousUser()
+        self.user: User | AnonymousUser = getattr(request, "user", None) or AnonymousUser()
         self.saved_paper_ids = saved_paper_ids
         self.subscribed = subscribed
-        self.rendered: dict[tuple, str] = {}
+        # By variant (see _render), or by name for the parts with a single one.
+        self.rendered: dict[tuple[object, ...] | str, str] = {}
         self.addresses: dict[str, tuple[str, str]] = {}
 
     @cached_property
@@ -68,7 +79,9 @@ class AccountReaderParts:
         # One masked token for the page's forms: masking draws 32 random characters.
         return get_token(self.request)
 
-    def _render(self, template: str, values: Callable[[], dict], *, variant: tuple) -> str:
+    def _render(
+        self, template: str, values: Callable[[], dict[str, Any]], *, variant: tuple[object, ...]
+    ) -> str:
         """The part for this page; variant names everything else it shows, and
         values() gives the template's context when the process has no copy."""
         authenticated = self.user.is_authenticated
@@ -122,7 +135,7 @@ class AccountReaderParts:
         if key not in self.rendered:
             ids = self.subscribed.tag_ids if kind == "tag" else self.subscribed.category_ids
             is_on = target.pk in ids
-            address = target.slug if kind == "tag" else target.code
+            address = target.slug if isinstance(target, Tag) else target.code
             self.rendered[key] = self._render(
                 toggles.SUBSCRIBE_TEMPLATE,
                 lambda: toggles.subscribe_context(
@@ -136,6 +149,8 @@ class AccountReaderParts:
         return self.subscribe_toggle(tag, "chip") if self.user.is_authenticated else ""
 
     def because(self, paper: Paper) -> str:
+        # Asked only on For you, whose papers come from selectors.for_you_papers.
+        paper = cast("WithAnnotations[Paper, selectors.Because]", paper)
         reason = (
             paper.because_paper_pk,
             paper.because_paper_title,

@@ -6,17 +6,19 @@ import functools
 import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any, TypedDict
 
 from allauth.account.models import EmailAddress
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core import signing
 from django.db import connections, router
 from django.db.models import (
     BooleanField,
     Case,
     Exists,
+    Expression,
     ExpressionWrapper,
     F,
     OuterRef,
@@ -26,6 +28,7 @@ from django.db.models import (
     When,
     prefetch_related_objects,
 )
+from django.db.models.expressions import Combinable
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
@@ -62,30 +65,38 @@ FEED_PROBE_PAPERS = 50_000
 FEED_SEEN_RESOLUTION = datetime.timedelta(minutes=1)
 
 
-def reader_ids(*, user: AbstractBaseUser) -> dict:
+class ReaderIds(TypedDict):
+    tag_ids: frozenset[int]
+    category_ids: frozenset[int]
+    saved_paper_ids: frozenset[int]
+    # The papers of the followed tags and categories, counted once per link.
+    followed_papers: int
+
+
+def reader_ids(*, user: User) -> ReaderIds:
     """The reader's subscribed tag and category ids and saved paper ids, in one query:
     every page a reader sees asks for all three (with the number of papers they
     follow, which picks the feed's query). Read once per user object, so a
     request's view and templates share the query, and kept with the user
     between requests (accounts.reader_cache)."""
     # request.user is a lazy proxy: attributes set on it land on the user itself.
-    ids = getattr(user, "_reader_ids", None)
+    ids: ReaderIds | None = getattr(user, "_reader_ids", None)
     if ids is None:
-        ids = user._reader_ids = _read_reader_ids(user)
+        ids = user._reader_ids = _read_reader_ids(user)  # type: ignore[attr-defined]
     return ids
 
 
-def forget_reader_ids(*, user: AbstractBaseUser) -> None:
+def forget_reader_ids(*, user: User) -> None:
     """After the reader's subscriptions or saved papers change: read them again."""
     with contextlib.suppress(AttributeError):  # never read
-        del user._reader_ids
+        del user._reader_ids  # type: ignore[attr-defined]
 
 
 # Stands for the reader's id in the query compiled once below (ids are positive).
 ANY_READER = -1
 
 
-def _read_reader_ids(user: AbstractBaseUser) -> dict:
+def _read_reader_ids(user: User) -> ReaderIds:
     alias = router.db_for_read(Subscription)
     sql, params = _reader_ids_sql(alias)
     with connections[alias].cursor() as cursor:
@@ -96,15 +107,16 @@ def _read_reader_ids(user: AbstractBaseUser) -> dict:
     for kind, pk, papers in rows:
         ids[kind].add(pk)
         followed_papers += papers
-    return {
-        **{kind: frozenset(pks) for kind, pks in ids.items()},
-        # The papers of the followed tags and categories, counted once per link.
-        "followed_papers": followed_papers,
-    }
+    return ReaderIds(
+        tag_ids=frozenset(ids["tag_ids"]),
+        category_ids=frozenset(ids["category_ids"]),
+        saved_paper_ids=frozenset(ids["saved_paper_ids"]),
+        followed_papers=followed_papers,
+    )
 
 
 @functools.cache
-def _reader_ids_sql(alias: str) -> tuple[str, tuple]:
+def _reader_ids_sql(alias: str) -> tuple[str, tuple[Any, ...]]:
     """The SQL of reader_ids for any reader (ANY_READER). Every page a reader
     sees runs it: the ORM took three times as long to build it as the database
     to answer it, so each process builds it once."""
@@ -124,7 +136,8 @@ def _reader_ids_sql(alias: str) -> tuple[str, tuple]:
         .values_list(Value("saved_paper_ids"), "paper_id", Value(0))
     )
     query = subscriptions.union(saved, all=True).query
-    return query.get_compiler(using=alias).as_sql()
+    sql: tuple[str, tuple[Any, ...]] = query.get_compiler(using=alias).as_sql()
+    return sql
 
 
 def subscription_target(*, kind: str, key: str) -> Tag | Category:
@@ -138,12 +151,14 @@ def visible_paper(*, paper_id: int) -> Paper:
     return get_object_or_404(Paper.objects.visible(), pk=paper_id)
 
 
-def user_subscriptions(*, user: AbstractBaseUser) -> list[Subscription]:
+def user_subscriptions(*, user: User) -> list[Subscription]:
     rows = Subscription.objects.filter(user=user).select_related("tag", "category")
     return sorted(rows, key=lambda row: (row.tag is None, str(row.target).casefold()))
 
 
-def _subscribed_filters(user: AbstractBaseUser) -> tuple[QuerySet, QuerySet]:
+def _subscribed_filters(
+    user: User,
+) -> tuple[QuerySet[PaperTag], QuerySet[Any]]:  # (the categories' through model has no name)
     """Per-paper subqueries: the paper carries a subscribed tag / is in a subscribed category.
 
     The ids are written out rather than read by a subquery: PostgreSQL then
@@ -160,7 +175,7 @@ def _subscribed_filters(user: AbstractBaseUser) -> tuple[QuerySet, QuerySet]:
     return in_tags, in_categories
 
 
-def subscribed_papers(*, user: AbstractBaseUser) -> QuerySet[Paper]:
+def subscribed_papers(*, user: User) -> QuerySet[Paper]:
     ids = reader_ids(user=user)
     in_tags, in_categories = _subscribed_filters(user)
     if not ids["tag_ids"] and not ids["category_ids"]:
@@ -168,7 +183,7 @@ def subscribed_papers(*, user: AbstractBaseUser) -> QuerySet[Paper]:
     if ids["followed_papers"] >= FEED_PROBE_PAPERS:
         # One EXISTS over both link tables, which PostgreSQL cannot turn into a
         # hash: the newest papers are probed one by one, and a page needs few.
-        followed = Exists(
+        followed: Q | Combinable = Exists(
             in_tags.values("paper_id").union(in_categories.values("paper_id"), all=True)
         )
     else:
@@ -182,8 +197,9 @@ def subscribed_papers(*, user: AbstractBaseUser) -> QuerySet[Paper]:
     return Paper.objects.visible().filter(followed).newest_first()
 
 
-def feed_papers(*, user: AbstractBaseUser, new_since: datetime.datetime | None) -> QuerySet[Paper]:
+def feed_papers(*, user: User, new_since: datetime.datetime | None) -> QuerySet[Paper]:
     """The personal feed, each paper marked is_new if it entered a subscription after new_since."""
+    is_new: Expression
     if new_since is None:
         is_new = Value(False)
     else:
@@ -213,11 +229,21 @@ def feed_visit_changed(
     )
 
 
-def saved_papers(*, user: AbstractBaseUser) -> QuerySet[Paper]:
+def saved_papers(*, user: User) -> QuerySet[Paper]:
     return Paper.objects.visible().filter(saved_by__user=user)
 
 
-def for_you_papers(*, user: AbstractBaseUser) -> QuerySet[Paper]:
+class Because(TypedDict):
+    """Why For you recommends a paper, as for_you_papers gives it: a saved paper, or a tag."""
+
+    because_paper_pk: int | None
+    because_paper_title: str | None
+    because_paper_arxiv_id: str | None
+    because_tag_name: str | None
+    because_tag_slug: str | None
+
+
+def for_you_papers(*, user: User) -> QuerySet[Paper]:
     """The reader's recommended papers with what each is recommended for, in the
     page's one query (the join on the reader's recommendation row is reused)."""
     return (
@@ -237,7 +263,7 @@ def for_you_papers(*, user: AbstractBaseUser) -> QuerySet[Paper]:
 FOR_YOU_ORDER = (F("recommendation_score").desc(), *NEWEST_FIRST)
 
 
-def readers_with_interests(*, user_ids: list[int] | None = None) -> QuerySet:
+def readers_with_interests(*, user_ids: list[int] | None = None) -> QuerySet[User]:
     """Active readers with something For you can go on: a saved paper or a followed tag."""
     readers = (
         get_user_model()
@@ -269,7 +295,7 @@ def interests(*, user_ids: Iterable[int]) -> Iterator[for_you.Interests]:
         )
 
 
-def user_api_tokens(*, user: AbstractBaseUser) -> list[ApiToken]:
+def user_api_tokens(*, user: User) -> list[ApiToken]:
     return list(ApiToken.objects.filter(user=user))
 
 
@@ -344,7 +370,7 @@ class Digest:
     recommended: list[Recommendation] = field(default_factory=list)
 
 
-def digest(*, user: AbstractBaseUser, since: datetime.datetime, until: datetime.datetime) -> Digest:
+def digest(*, user: User, since: datetime.datetime, until: datetime.datetime) -> Digest:
     """What entered the user's subscriptions in [since, until), by tag then category.
 
     A paper enters a tag when it is tagged (PaperTag.added_at) and a category
@@ -371,18 +397,28 @@ def digest(*, user: AbstractBaseUser, since: datetime.datetime, until: datetime.
         .select_related("category", "paper")
         .order_by("category__code", "-paper__added_at", "-paper_id")
     )
-    groups, paper_ids = [], set()
-    for rows, target_of in ((tag_rows, lambda r: r.tag), (category_rows, lambda r: r.category)):
-        for target, target_rows in itertools.groupby(rows, key=target_of):
-            papers = [row.paper for row in target_rows]
-            paper_ids.update(paper.pk for paper in papers)
-            groups.append(
-                DigestGroup(
-                    target=target,
-                    papers=papers[:DIGEST_PAPERS_PER_GROUP],
-                    more=max(0, len(papers) - DIGEST_PAPERS_PER_GROUP),
-                )
+    groups: list[DigestGroup] = []
+    paper_ids: set[int] = set()
+    # Each tag's papers, then each category's.
+    by_target: Iterator[tuple[Tag | Category, list[Paper]]] = itertools.chain(
+        (
+            (tag, [row.paper for row in rows])
+            for tag, rows in itertools.groupby(tag_rows, key=lambda row: row.tag)
+        ),
+        (
+            (category, [row.paper for row in rows])
+            for category, rows in itertools.groupby(category_rows, key=lambda row: row.category)
+        ),
+    )
+    for target, papers in by_target:
+        paper_ids.update(paper.pk for paper in papers)
+        groups.append(
+            DigestGroup(
+                target=target,
+                papers=papers[:DIGEST_PAPERS_PER_GROUP],
+                more=max(0, len(papers) - DIGEST_PAPERS_PER_GROUP),
             )
+        )
     recommended = digest_recommendations(user=user, until=until)
     prefetch_related_objects(
         [p for group in groups for p in group.papers] + [row.paper for row in recommended],
@@ -391,7 +427,7 @@ def digest(*, user: AbstractBaseUser, since: datetime.datetime, until: datetime.
     return Digest(groups=groups, paper_count=len(paper_ids), recommended=recommended)
 
 
-def digest_recommendations(*, user: AbstractBaseUser, until: datetime.datetime) -> list:
+def digest_recommendations(*, user: User, until: datetime.datetime) -> list[Recommendation]:
     """The reader's best recommendations of the last RECOMMENDED_DAYS for a digest:
     never a paper sent to them as a recommendation before, nor one their
     subscriptions bring (those are in the digest's groups, now or before)."""

@@ -4,10 +4,11 @@ import datetime
 import logging
 import secrets
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core import signing
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q
@@ -46,21 +47,26 @@ PENDING_MOST = 20
 PENDING_KINDS = ("paper", "tag", "category")
 
 
-def _target_field(target: Tag | Category) -> dict:
+class TargetField(TypedDict, total=False):
+    tag: Tag
+    category: Category
+
+
+def _target_field(target: Tag | Category) -> TargetField:
     return {"tag": target} if isinstance(target, Tag) else {"category": target}
 
 
-def subscribe(*, user: AbstractBaseUser, target: Tag | Category) -> None:
+def subscribe(*, user: User, target: Tag | Category) -> None:
     Subscription.objects.get_or_create(user=user, **_target_field(target))
     selectors.forget_reader_ids(user=user)
 
 
-def unsubscribe(*, user: AbstractBaseUser, target: Tag | Category) -> None:
+def unsubscribe(*, user: User, target: Tag | Category) -> None:
     Subscription.objects.filter(user=user, **_target_field(target)).delete()
     selectors.forget_reader_ids(user=user)
 
 
-def save_paper(*, user: AbstractBaseUser, paper: Paper) -> None:
+def save_paper(*, user: User, paper: Paper) -> None:
     SavedPaper.objects.get_or_create(user=user, paper=paper)
     # Saved papers are never recommended: the next computation leaves it out too.
     Recommendation.objects.filter(user=user, paper=paper).delete()
@@ -68,18 +74,18 @@ def save_paper(*, user: AbstractBaseUser, paper: Paper) -> None:
     trending.record_signal(paper_id=paper.pk, reader_id=user.pk, kind=ReaderSignal.Kind.SAVE)
 
 
-def unsave_paper(*, user: AbstractBaseUser, paper: Paper) -> None:
+def unsave_paper(*, user: User, paper: Paper) -> None:
     # The save's trending signal stays: the reader did find the paper worth
     # keeping then, and unsaving and saving again must not count as fresh interest.
     SavedPaper.objects.filter(user=user, paper=paper).delete()
     selectors.forget_reader_ids(user=user)
 
 
-def record_feed_click(*, user: AbstractBaseUser, paper: Paper) -> None:
+def record_feed_click(*, user: User, paper: Paper) -> None:
     trending.record_signal(paper_id=paper.pk, reader_id=user.pk, kind=ReaderSignal.Kind.CLICK)
 
 
-def dismiss_paper(*, user: AbstractBaseUser, paper: Paper) -> None:
+def dismiss_paper(*, user: User, paper: Paper) -> None:
     """ "Not interested": the paper leaves the reader's For-you list for good, and
     the papers most like it move down at once (the nightly run does the rest)."""
     with transaction.atomic():
@@ -157,8 +163,9 @@ def defer_until_login(
 ) -> None:
     """Remember, on the response, a subscribe or save a logged-out reader asked
     for (the most recent PENDING_MOST); done when they log in."""
-    pending = [action for action in pending_actions(request) if action != [kind, object_id]]
-    pending = [*pending, [kind, object_id]][-PENDING_MOST:]
+    asked: list[str | int] = [kind, object_id]
+    pending = [action for action in pending_actions(request) if action != asked]
+    pending = [*pending, asked][-PENDING_MOST:]
     response.set_cookie(
         PENDING_COOKIE,
         signing.dumps(pending, salt=PENDING_SALT),
@@ -169,7 +176,7 @@ def defer_until_login(
     )
 
 
-def pending_actions(request: HttpRequest) -> list[list]:
+def pending_actions(request: HttpRequest) -> list[list[str | int]]:
     """The [kind, id] pairs of the request's pending cookie; none if it is
     missing, expired, tampered with or not what defer_until_login writes."""
     try:
@@ -190,9 +197,7 @@ def pending_actions(request: HttpRequest) -> list[list]:
     ]
 
 
-def complete_pending_actions(
-    *, request: HttpRequest, response: HttpResponse, user: AbstractBaseUser
-) -> None:
+def complete_pending_actions(*, request: HttpRequest, response: HttpResponse, user: User) -> None:
     """Do what the reader asked for before logging in, and forget it."""
     pending = pending_actions(request)
     if PENDING_COOKIE in request.COOKIES:
@@ -211,12 +216,12 @@ def complete_pending_actions(
             messages.success(request, f"You are now subscribed to the {kind} {target}.")
 
 
-def set_language(*, user: AbstractBaseUser, language: str) -> None:
+def set_language(*, user: User, language: str) -> None:
     Profile.objects.filter(user=user).update(language=language)
 
 
 def set_digest_frequency(*, profile: Profile, frequency: str) -> None:
-    update = {"digest_frequency": frequency}
+    update: dict[str, object] = {"digest_frequency": frequency}
     if profile.digest_frequency == Profile.DigestFrequency.OFF != frequency:
         # Resuming starts from now rather than mailing everything since the pause.
         update["last_digest_at"] = timezone.now()
@@ -234,7 +239,7 @@ def regenerate_feed_token(*, profile: Profile) -> None:
     profile.save(update_fields=["feed_token"])
 
 
-def create_api_token(*, user: AbstractBaseUser, name: str) -> tuple[ApiToken, str]:
+def create_api_token(*, user: User, name: str) -> tuple[ApiToken, str]:
     """A new API token and its secret, which is shown to the reader this once."""
     secret = API_TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
@@ -246,7 +251,7 @@ def create_api_token(*, user: AbstractBaseUser, name: str) -> tuple[ApiToken, st
     return token, secret
 
 
-def revoke_api_token(*, user: AbstractBaseUser, token_id: int) -> bool:
+def revoke_api_token(*, user: User, token_id: int) -> bool:
     """Delete one of the reader's tokens; False if they have none by that id."""
     deleted, _ = ApiToken.objects.filter(user=user, pk=token_id).delete()
     return bool(deleted)

@@ -1,10 +1,14 @@
+from typing import Any
+
 from allauth.account.models import EmailAddress
 from allauth.account.signals import user_logged_in as allauth_user_logged_in
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.contrib.auth.signals import user_logged_in
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
+from django.http import HttpRequest, HttpResponse
 
 from accounts import services
 from accounts.middleware import READER_LANGUAGE_SESSION_KEY
@@ -15,14 +19,20 @@ from core import background
 
 
 @receiver(post_save, sender=get_user_model())
-def create_profile(sender, instance, created: bool, raw: bool = False, **kwargs) -> None:
+def create_profile(
+    sender: type[User], instance: User, created: bool, raw: bool = False, **kwargs: Any
+) -> None:
     if created and not raw:
         Profile.objects.get_or_create(user=instance)
 
 
 @receiver(post_save, sender=get_user_model())
 def confirm_superuser_address(
-    sender, instance, raw: bool = False, update_fields=None, **kwargs
+    sender: type[User],
+    instance: User,
+    raw: bool = False,
+    update_fields: frozenset[str] | None = None,
+    **kwargs: Any,
 ) -> None:
     """A superuser's address was given by whoever runs the site (createsuperuser,
     or a superuser in admin), so it counts as confirmed: they log in on the site
@@ -45,7 +55,7 @@ def confirm_superuser_address(
 
 
 @receiver([post_save, post_delete], sender=get_user_model())
-def forget_cached_user(sender, instance, **kwargs) -> None:
+def forget_cached_user(sender: type[User], instance: User, **kwargs: Any) -> None:
     # Whatever changed (password, active flag, address, last log-in), from
     # whatever path (admin, allauth, a command): cached copies go.
     reader_changed(user_id=instance.pk)
@@ -53,16 +63,24 @@ def forget_cached_user(sender, instance, **kwargs) -> None:
 
 @receiver([post_save, post_delete], sender=Subscription)
 @receiver([post_save, post_delete], sender=SavedPaper)
-def forget_cached_reader_ids(sender, instance, **kwargs) -> None:
+def forget_cached_reader_ids(
+    sender: type[Subscription | SavedPaper], instance: Subscription | SavedPaper, **kwargs: Any
+) -> None:
     reader_changed(user_id=instance.user_id)
 
 
 @receiver(post_save, sender=Subscription)
 @receiver(post_save, sender=SavedPaper)
-def recommend_from_new_interest(sender, instance, created: bool, raw: bool = False, **kwargs):
+def recommend_from_new_interest(
+    sender: type[Subscription | SavedPaper],
+    instance: Subscription | SavedPaper,
+    created: bool,
+    raw: bool = False,
+    **kwargs: Any,
+) -> None:
     """A reader's first saves and followed tags give them For you at once (in the
     background) rather than after the nightly run; asked once they are committed."""
-    if created and not raw and (sender is SavedPaper or instance.tag_id):
+    if created and not raw and (isinstance(instance, SavedPaper) or instance.tag_id):
         user_id = instance.user_id
         transaction.on_commit(lambda: _recommend_if_none_yet(user_id), robust=True)
 
@@ -73,7 +91,9 @@ def _recommend_if_none_yet(user_id: int) -> None:
 
 
 @receiver(user_logged_in)
-def use_the_readers_language(sender, request, user, **kwargs) -> None:
+def use_the_readers_language(
+    sender: type[User], request: HttpRequest | None, user: User, **kwargs: Any
+) -> None:
     if request is not None:
         language = Profile.objects.filter(user=user).values_list("language", flat=True).first()
         if language:
@@ -83,5 +103,7 @@ def use_the_readers_language(sender, request, user, **kwargs) -> None:
 # allauth's own signal, sent for every log-in through the site (password,
 # email confirmation, social account) with the response it will send.
 @receiver(allauth_user_logged_in)
-def complete_pending_actions(sender, request, response, user, **kwargs) -> None:
+def complete_pending_actions(
+    sender: object, request: HttpRequest, response: HttpResponse, user: User, **kwargs: Any
+) -> None:
     services.complete_pending_actions(request=request, response=response, user=user)

@@ -1,8 +1,9 @@
 """Background work for readers: thin wrappers of accounts.services."""
 
 import logging
+from typing import Any
 
-from celery import shared_task
+from celery import Task, shared_task
 
 from accounts import services
 from core.claims import claimed
@@ -11,7 +12,7 @@ logger = logging.getLogger(__name__)
 
 
 @shared_task(bind=True, soft_time_limit=1800, time_limit=1860)
-def send_due_digests(self) -> int:
+def send_due_digests(self: Task[[], int]) -> int:
     """Hourly. One delivery at a time (core.claims); each digest is claimed on
     its own too, so one delivered again after its worker died sends only
     those still due."""
@@ -23,7 +24,9 @@ def send_due_digests(self) -> int:
 
 
 @shared_task(bind=True, soft_time_limit=4 * 3600, time_limit=4 * 3600 + 60)
-def refresh_recommendations(self, user_ids: list[int] | None = None) -> dict:
+def refresh_recommendations(
+    self: Task[[list[int] | None], dict[str, Any]], user_ids: list[int] | None = None
+) -> dict[str, Any]:
     """Nightly for every reader, one delivery at a time (core.claims), each
     delivery recomputing every list whole; for one reader, unclaimed, when
     their For-you tab is first opened."""

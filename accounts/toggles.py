@@ -5,6 +5,8 @@ Each toggle is one template (accounts/toggles/) rendered in place on a page
 their context from here.
 """
 
+from typing import Any
+
 from django.http import HttpRequest
 from django.urls import reverse
 
@@ -21,7 +23,7 @@ def next_path(request: HttpRequest) -> str:
     return request.POST.get("next") or request.get_full_path()
 
 
-def save_context(*, request: HttpRequest, paper_id: int, is_saved: bool) -> dict:
+def save_context(*, request: HttpRequest, paper_id: int, is_saved: bool) -> dict[str, Any]:
     action = "unsave" if is_saved else "save"
     return {
         "is_on": is_saved,
@@ -32,9 +34,9 @@ def save_context(*, request: HttpRequest, paper_id: int, is_saved: bool) -> dict
 
 def subscribe_context(
     *, request: HttpRequest, target: Tag | Category, is_subscribed: bool, look: str = "button"
-) -> dict:
+) -> dict[str, Any]:
     kind = "tag" if isinstance(target, Tag) else "category"
-    key = target.slug if kind == "tag" else target.code
+    key = target.slug if isinstance(target, Tag) else target.code
     action = "unsubscribe" if is_subscribed else "subscribe"
     return {
         "target": target,

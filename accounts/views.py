@@ -1,11 +1,18 @@
 import datetime
+from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core import signing
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseRedirect,
+    QueryDict,
+    StreamingHttpResponse,
+)
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -23,7 +30,7 @@ from accounts.tasks import refresh_recommendations
 from catalog.filters import PERIOD_DAYS
 from catalog.views import clean_address, export_papers, render_paper_list
 from core import background
-from core.http import safe_methods
+from core.http import safe_methods, signed_in_user
 
 # The For-you tab shows the last 30 days unless the reader picks another period.
 FOR_YOU_DEFAULT_PERIOD = "30d"
@@ -42,7 +49,7 @@ def set_language(request: HttpRequest) -> HttpResponse:
 
 
 def _toggle_response(
-    request: HttpRequest, *, template: str, context: dict, fallback_url: str
+    request: HttpRequest, *, template: str, context: dict[str, Any], fallback_url: str
 ) -> HttpResponse:
     """HTMX swaps in the re-rendered toggle; a plain form post goes back where it came from."""
     if request.headers.get("HX-Request"):
@@ -106,18 +113,19 @@ def change_saved(request: HttpRequest, paper_id: int, save: bool) -> HttpRespons
 @login_required
 @clean_address
 def feed(request: HttpRequest) -> HttpResponse:
-    profile = request.user.profile
+    user = signed_in_user(request)
+    profile = user.profile
     now = timezone.now()
     new_since = selectors.feed_new_since(profile=profile, now=now)
     response = render_paper_list(
         request,
-        papers=selectors.feed_papers(user=request.user, new_since=new_since),
+        papers=selectors.feed_papers(user=user, new_since=new_since),
         template="accounts/feed.html",
         context={
             "new_since": new_since,
             "private_feed_token": profile.feed_token,
             "marks_new": True,  # only the feed's papers carry is_new
-            "reader_ids": selectors.reader_ids(user=request.user),
+            "reader_ids": selectors.reader_ids(user=user),
         },
     )
     if selectors.feed_visit_changed(profile=profile, new_since=new_since, now=now):
@@ -130,8 +138,9 @@ def feed(request: HttpRequest) -> HttpResponse:
 def feed_opened(request: HttpRequest, paper_id: int) -> HttpResponse:
     """The reader opened a paper from their feed: site.js tells with a beacon,
     which counts toward trending as a click (once per reader and paper)."""
+    user = signed_in_user(request)
     paper = selectors.visible_paper(paper_id=paper_id)
-    services.record_feed_click(user=request.user, paper=paper)
+    services.record_feed_click(user=user, paper=paper)
     return HttpResponse(status=204)
 
 
@@ -140,23 +149,22 @@ def feed_opened(request: HttpRequest, paper_id: int) -> HttpResponse:
 def for_you(request: HttpRequest) -> HttpResponse:
     """Recent papers ranked for the reader (last 30 days unless a period or dates
     are chosen, or a wider period when the newest papers it could offer are older)."""
-    profile = request.user.profile
+    user = signed_in_user(request)
+    profile = user.profile
     pending = profile.recommendations_pending
-    if profile.recommended_at is None and services.ask_for_first_recommendations(
-        user_id=request.user.pk
-    ):
+    if profile.recommended_at is None and services.ask_for_first_recommendations(user_id=user.pk):
         # A reader's first visit: their list is computed now, in the background,
         # rather than at night.
-        background.send(refresh_recommendations, [request.user.pk])
+        background.send(refresh_recommendations, [user.pk])
         pending = True
-    params = request.GET
+    params: QueryDict = request.GET
     if not any(params.get(name) for name in ("period", "from", "to")):
         params = params.copy()
         if period := opening_period(until=profile.recommended_until):
             params["period"] = period
     return render_paper_list(
         request,
-        papers=selectors.for_you_papers(user=request.user),
+        papers=selectors.for_you_papers(user=user),
         template="accounts/for_you.html",
         params=params,
         ordering=selectors.FOR_YOU_ORDER,
@@ -189,8 +197,9 @@ def opening_period(*, until: datetime.datetime | None) -> str | None:
 @login_required
 @require_POST
 def dismiss(request: HttpRequest, paper_id: int) -> HttpResponse:
+    user = signed_in_user(request)
     paper = selectors.visible_paper(paper_id=paper_id)
-    services.dismiss_paper(user=request.user, paper=paper)
+    services.dismiss_paper(user=user, paper=paper)
     messages.success(
         request,
         _("You won't be shown “%(title)s” again, and papers like it rank lower.")
@@ -207,32 +216,36 @@ def dismiss(request: HttpRequest, paper_id: int) -> HttpResponse:
 @login_required
 @clean_address
 def saved(request: HttpRequest) -> HttpResponse:
+    user = signed_in_user(request)
     return render_paper_list(
         request,
-        papers=selectors.saved_papers(user=request.user),
+        papers=selectors.saved_papers(user=user),
         template="accounts/saved.html",
-        context={"reader_ids": selectors.reader_ids(user=request.user)},
+        context={"reader_ids": selectors.reader_ids(user=user)},
     )
 
 
 @safe_methods
 @login_required
-def export_saved(request: HttpRequest, fmt: str) -> HttpResponse:
-    papers = selectors.saved_papers(user=request.user)
+def export_saved(request: HttpRequest, fmt: str) -> StreamingHttpResponse:
+    user = signed_in_user(request)
+    papers = selectors.saved_papers(user=user)
     return export_papers(request, papers=papers, fmt=fmt, name="saved-papers")
 
 
 @safe_methods
 @login_required
-def export_feed(request: HttpRequest, fmt: str) -> HttpResponse:
-    papers = selectors.subscribed_papers(user=request.user)
+def export_feed(request: HttpRequest, fmt: str) -> StreamingHttpResponse:
+    user = signed_in_user(request)
+    papers = selectors.subscribed_papers(user=user)
     return export_papers(request, papers=papers, fmt=fmt, name="my-feed")
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def subscriptions(request: HttpRequest) -> HttpResponse:
-    profile = request.user.profile
+    user = signed_in_user(request)
+    profile = user.profile
     form = DigestSettingsForm(
         request.POST or None, initial={"digest_frequency": profile.digest_frequency}
     )
@@ -250,17 +263,18 @@ def render_settings(
     *,
     form: DigestSettingsForm | None = None,
     token_form: ApiTokenForm | None = None,
-    new_token: dict | None = None,
+    new_token: dict[str, Any] | None = None,
     status: int = 200,
 ) -> HttpResponse:
     """The reader's settings page: subscriptions, digests, private feed and API tokens."""
-    profile = request.user.profile
+    user = signed_in_user(request)
+    profile = user.profile
     context = {
         "form": form or DigestSettingsForm(initial={"digest_frequency": profile.digest_frequency}),
         "profile": profile,
-        "subscriptions": selectors.user_subscriptions(user=request.user),
-        "api_tokens": selectors.user_api_tokens(user=request.user),
-        "token_form": token_form or ApiTokenForm(user=request.user),
+        "subscriptions": selectors.user_subscriptions(user=user),
+        "api_tokens": selectors.user_api_tokens(user=user),
+        "token_form": token_form or ApiTokenForm(user=user),
         "new_token": new_token,
     }
     return render(request, "accounts/subscriptions.html", context, status=status)
@@ -271,17 +285,19 @@ def render_settings(
 def create_api_token(request: HttpRequest) -> HttpResponse:
     """Make a token and show its secret on the page this once: it is never stored,
     so it is not put in a message (a cookie) or a redirect."""
-    form = ApiTokenForm(request.POST, user=request.user)
+    user = signed_in_user(request)
+    form = ApiTokenForm(request.POST, user=user)
     if not form.is_valid():
         return render_settings(request, token_form=form, status=400)
-    token, secret = services.create_api_token(user=request.user, name=form.cleaned_data["name"])
+    token, secret = services.create_api_token(user=user, name=form.cleaned_data["name"])
     return render_settings(request, new_token={"token": token, "secret": secret}, status=201)
 
 
 @login_required
 @require_POST
 def revoke_api_token(request: HttpRequest, token_id: int) -> HttpResponse:
-    if services.revoke_api_token(user=request.user, token_id=token_id):
+    user = signed_in_user(request)
+    if services.revoke_api_token(user=user, token_id=token_id):
         messages.success(request, _("The token is revoked; requests with it are now refused."))
     else:
         messages.error(request, _("You have no such token."))
@@ -291,7 +307,8 @@ def revoke_api_token(request: HttpRequest, token_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def regenerate_feed_token(request: HttpRequest) -> HttpResponse:
-    services.regenerate_feed_token(profile=request.user.profile)
+    user = signed_in_user(request)
+    services.regenerate_feed_token(profile=user.profile)
     messages.success(request, _("Your private feed has a new address; the old one stops working."))
     return redirect("accounts:subscriptions")
 
@@ -305,7 +322,10 @@ def digest_unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
     try:
         profile = selectors.profile_for_unsubscribe_token(token=token)
     except signing.SignatureExpired:
-        context = {"expired": True, "link_days": settings.DIGEST_UNSUBSCRIBE_LINK_DAYS}
+        context: dict[str, object] = {
+            "expired": True,
+            "link_days": settings.DIGEST_UNSUBSCRIBE_LINK_DAYS,
+        }
         return render(request, "accounts/unsubscribe_invalid.html", context, status=400)
     if profile is None:
         return render(request, "accounts/unsubscribe_invalid.html", status=400)

@@ -7,6 +7,7 @@ makes sure of that for errors raised outside the API's views too).
 """
 
 import logging
+from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.cache import get_conditional_response, patch_vary_headers, set_response_etag
@@ -41,7 +42,7 @@ class CatalogApi(NinjaAPI):
     def create_response(
         self,
         request: HttpRequest,
-        data,
+        data: Any,
         *,
         status: int | None = None,
         temporal_response: HttpResponse | None = None,
@@ -55,12 +56,14 @@ class CatalogApi(NinjaAPI):
         # The ETag is the body's hash: equal answers, equal tags, so a poller's
         # 304 means exactly "nothing changed".
         set_response_etag(response)
-        return get_conditional_response(
+        conditional = get_conditional_response(
             request,
             etag=response["ETag"],
             last_modified=parse_http_date_safe(response.get("Last-Modified", "")),
             response=response,
         )
+        # Given a response, Django answers it or a 304 (or 412), never None.
+        return conditional if conditional is not None else response
 
 
 api = CatalogApi(
@@ -72,7 +75,7 @@ api = CatalogApi(
 )
 
 
-def error(request: HttpRequest, message: str, *, status: int, **extra) -> HttpResponse:
+def error(request: HttpRequest, message: str, *, status: int, **extra: Any) -> HttpResponse:
     return api.create_response(request, {"detail": message, **extra}, status=status)
 
 

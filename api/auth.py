@@ -7,6 +7,8 @@ Retry-After (api.api's handler for RateLimited).
 """
 
 from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from django_ratelimit.core import get_usage
 from ninja.security import HttpBearer
@@ -78,6 +80,16 @@ class ReaderToken(HttpBearer):
         if found is None:
             limit(request, group="api", key=client_ip(request), rate=settings.API_RATE_LIMIT)
         return found
+
+
+def reader_of(request: HttpRequest) -> User:
+    """The reader whose token a personal endpoint was called with: ninja keeps
+    what ReaderToken returned as request.auth, and lets no request without a
+    valid token through."""
+    token = getattr(request, "auth", None)
+    if not isinstance(token, ApiToken):
+        raise PermissionDenied
+    return token.user
 
 
 def public(request: HttpRequest) -> ApiToken | Anonymous | None:

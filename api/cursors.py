@@ -14,6 +14,7 @@ import base64
 import binascii
 import datetime
 import json
+from typing import Any
 
 from django.db.models import Q, QuerySet
 
@@ -27,12 +28,12 @@ class CursorError(ValueError):
     """A cursor this API did not make, or made for another ordering."""
 
 
-def encode(value: dict) -> str:
+def encode(value: dict[str, object]) -> str:
     raw = json.dumps(value, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode(cursor: str) -> dict:
+def decode(cursor: str) -> dict[str, Any]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         value = json.loads(raw)
@@ -50,9 +51,10 @@ def page(
     if ranked:
         offset = 0
         if cursor:
-            offset = decode(cursor).get("offset")
-            if not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
+            found = decode(cursor).get("offset")
+            if not isinstance(found, int) or not 0 <= found <= MAX_OFFSET:
                 raise CursorError("This cursor belongs to a list sorted by date, not relevance.")
+            offset = found
         rows = rows_by_ids(papers, offset, offset + limit + 1)
         more = len(rows) > limit
         return rows[:limit], encode({"offset": offset + limit}) if more else None

@@ -3,6 +3,8 @@
 Writes go through accounts.services, as the site's save and subscribe buttons do.
 """
 
+from typing import Any
+
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Query, Router
@@ -13,7 +15,7 @@ from api.http import keep_private
 from api.public import ERRORS, LIST_ERRORS, Paging, list_answer
 from api.queries import paper_by_ref
 from api.schemas import PaperFilters
-from catalog.models import Category, Tag
+from catalog.models import Category, Paper, Tag
 
 router = Router(auth=auth.ReaderToken(), tags=["me"])
 
@@ -26,10 +28,10 @@ def feed(
     response: HttpResponse,
     filters: Query[PaperFilters],
     paging: Query[Paging],
-):
+) -> dict[str, Any]:
     """New papers in the tags and categories the reader follows, with the list filters."""
     keep_private(response)
-    papers = selectors.subscribed_papers(user=request.auth.user)
+    papers = selectors.subscribed_papers(user=auth.reader_of(request))
     return list_answer(request, response, papers=papers, filters=filters, paging=paging)
 
 
@@ -39,34 +41,34 @@ def saved(
     response: HttpResponse,
     filters: Query[PaperFilters],
     paging: Query[Paging],
-):
+) -> dict[str, Any]:
     """The reader's saved papers, with the list filters."""
     keep_private(response)
-    papers = selectors.saved_papers(user=request.auth.user)
+    papers = selectors.saved_papers(user=auth.reader_of(request))
     return list_answer(request, response, papers=papers, filters=filters, paging=paging)
 
 
 @router.put("/saved/{path:ref}", response={200: schemas.SavedState, **WRITE_ERRORS})
-def save(request: HttpRequest, ref: str):
+def save(request: HttpRequest, ref: str) -> dict[str, Any]:
     """Save a paper (by arXiv id or stable id); saving it again changes nothing."""
-    paper = paper_by_ref(ref)
-    services.save_paper(user=request.auth.user, paper=paper)
+    paper = paper_by_ref(ref, papers=Paper.objects.visible())
+    services.save_paper(user=auth.reader_of(request), paper=paper)
     return {"id": paper.pk, "arxiv_id": paper.arxiv_id, "saved": True}
 
 
 @router.delete("/saved/{path:ref}", response={200: schemas.SavedState, **WRITE_ERRORS})
-def unsave(request: HttpRequest, ref: str):
+def unsave(request: HttpRequest, ref: str) -> dict[str, Any]:
     """Take a paper off the reader's saved papers."""
-    paper = paper_by_ref(ref)
-    services.unsave_paper(user=request.auth.user, paper=paper)
+    paper = paper_by_ref(ref, papers=Paper.objects.visible())
+    services.unsave_paper(user=auth.reader_of(request), paper=paper)
     return {"id": paper.pk, "arxiv_id": paper.arxiv_id, "saved": False}
 
 
 @router.get("/subscriptions", response={200: schemas.Subscriptions, **ERRORS})
-def subscriptions(request: HttpRequest, response: HttpResponse):
+def subscriptions(request: HttpRequest, response: HttpResponse) -> dict[str, Any]:
     """The tags and categories the reader follows."""
     keep_private(response)
-    rows = selectors.user_subscriptions(user=request.auth.user)
+    rows = selectors.user_subscriptions(user=auth.reader_of(request))
     return {
         "tags": [{"slug": row.tag.slug, "name": row.tag.name} for row in rows if row.tag],
         "categories": [
@@ -75,11 +77,11 @@ def subscriptions(request: HttpRequest, response: HttpResponse):
     }
 
 
-def change(request: HttpRequest, target: Tag | Category, *, subscribe: bool) -> dict:
+def change(request: HttpRequest, target: Tag | Category, *, subscribe: bool) -> dict[str, Any]:
     if subscribe:
-        services.subscribe(user=request.auth.user, target=target)
+        services.subscribe(user=auth.reader_of(request), target=target)
     else:
-        services.unsubscribe(user=request.auth.user, target=target)
+        services.unsubscribe(user=auth.reader_of(request), target=target)
     kind, key = ("tag", target.slug) if isinstance(target, Tag) else ("category", target.code)
     return {"kind": kind, "key": key, "subscribed": subscribe}
 
@@ -93,7 +95,7 @@ def category_named(code: str) -> Category:
 
 
 @router.put("/subscriptions/tags/{slug}", response={200: schemas.SubscriptionState, **WRITE_ERRORS})
-def subscribe_tag(request: HttpRequest, slug: str):
+def subscribe_tag(request: HttpRequest, slug: str) -> dict[str, Any]:
     """Follow a tag (by slug)."""
     return change(request, tag_named(slug), subscribe=True)
 
@@ -101,7 +103,7 @@ def subscribe_tag(request: HttpRequest, slug: str):
 @router.delete(
     "/subscriptions/tags/{slug}", response={200: schemas.SubscriptionState, **WRITE_ERRORS}
 )
-def unsubscribe_tag(request: HttpRequest, slug: str):
+def unsubscribe_tag(request: HttpRequest, slug: str) -> dict[str, Any]:
     """Stop following a tag."""
     return change(request, tag_named(slug), subscribe=False)
 
@@ -110,7 +112,7 @@ def unsubscribe_tag(request: HttpRequest, slug: str):
     "/subscriptions/categories/{path:code}",
     response={200: schemas.SubscriptionState, **WRITE_ERRORS},
 )
-def subscribe_category(request: HttpRequest, code: str):
+def subscribe_category(request: HttpRequest, code: str) -> dict[str, Any]:
     """Follow a category (by code, e.g. cs.CL)."""
     return change(request, category_named(code), subscribe=True)
 
@@ -119,6 +121,6 @@ def subscribe_category(request: HttpRequest, code: str):
     "/subscriptions/categories/{path:code}",
     response={200: schemas.SubscriptionState, **WRITE_ERRORS},
 )
-def unsubscribe_category(request: HttpRequest, code: str):
+def unsubscribe_category(request: HttpRequest, code: str) -> dict[str, Any]:
     """Stop following a category."""
     return change(request, category_named(code), subscribe=False)

@@ -1,5 +1,8 @@
 """The catalog for anyone: papers, one paper, tags, categories."""
 
+from typing import Any
+
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from ninja import Field, Query, Router, Schema
 
@@ -26,11 +29,11 @@ def list_answer(
     request: HttpRequest,
     response: HttpResponse,
     *,
-    papers,
+    papers: QuerySet[Paper],
     filters: schemas.ListParameters,
     paging: Paging,
     sort: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """A page of the papers with the filters the API read (sort, if given, in
     place of theirs) applied by the list's own filter."""
     query = filters.as_query()
@@ -50,7 +53,7 @@ def papers(
     response: HttpResponse,
     filters: Query[PaperFilters],
     paging: Query[Paging],
-):
+) -> dict[str, Any]:
     """Papers, newest first (or by relevance), with the list page's filters."""
     return list_answer(
         request, response, papers=Paper.objects.visible(), filters=filters, paging=paging
@@ -63,7 +66,7 @@ def trending(
     response: HttpResponse,
     window: Query[TrendingWindow],
     paging: Query[Paging],
-):
+) -> dict[str, Any]:
     """The papers readers saved, suggested and opened most over the window, decaying
     with age (the site's /trending/): the list of `sort=trending`."""
     return list_answer(
@@ -81,7 +84,7 @@ def trending(
     response={200: schemas.PaperDetail, 404: schemas.Error, **ERRORS},
     tags=["papers"],
 )
-def paper(request: HttpRequest, ref: str):
+def paper(request: HttpRequest, ref: str) -> dict[str, Any]:
     """One paper, by arXiv id (`2505.15034`, `hep-th/9901001`, with or without a version)
     or by its stable id here (a number)."""
     paper = paper_with_everything(ref)
@@ -89,13 +92,13 @@ def paper(request: HttpRequest, ref: str):
 
 
 @router.get("/tags", response={200: schemas.TagList, **ERRORS}, tags=["catalog"])
-def tags(request: HttpRequest):
+def tags(request: HttpRequest) -> dict[str, Any]:
     """Every tag, with its number of papers."""
     return {"items": [serializers.tag_item(request, tag) for tag in tags_with_counts()]}
 
 
 @router.get("/categories", response={200: schemas.CategoryList, **ERRORS}, tags=["catalog"])
-def categories(request: HttpRequest):
+def categories(request: HttpRequest) -> dict[str, Any]:
     """The categories that hold papers, with their numbers of papers."""
     items = [serializers.category_item(request, category) for category in categories_with_counts()]
     return {"items": items}

@@ -1,6 +1,7 @@
 """The API's reads: the list page's filters and joins (catalog.selectors), paged by cursor."""
 
 import datetime
+from typing import TYPE_CHECKING, TypeVar
 
 from django.db.models import Prefetch, QuerySet
 from django.db.models.functions import Coalesce
@@ -12,6 +13,11 @@ from catalog.cache import canonical_query
 from catalog.filters import LIST_PARAMETERS
 from catalog.models import Category, Paper
 from catalog.selectors import filter_papers, paper_for_page, with_list_related
+
+if TYPE_CHECKING:
+    from catalog.selectors import PagePaper
+
+P = TypeVar("P", bound=Paper)
 
 # The largest id PostgreSQL's bigint holds: a bigger number names no paper.
 MAX_ID = 2**63 - 1
@@ -51,11 +57,10 @@ def paper_page(
     return cursors.page(rows, cursor=cursor, limit=limit, ranked=not by_date)
 
 
-def paper_by_ref(ref: str, *, papers: QuerySet[Paper] | None = None) -> Paper:
-    """The visible paper an arXiv id (any form people paste, with or without
-    version) or a stable id names; a stable id of a paper merged into another names
-    that one. Http404 with a message otherwise."""
-    papers = papers if papers is not None else Paper.objects.visible()
+def paper_by_ref(ref: str, *, papers: QuerySet[P]) -> P:
+    """The visible paper (of papers) an arXiv id (any form people paste, with or
+    without version) or a stable id names; a stable id of a paper merged into
+    another names that one. Http404 with a message otherwise."""
     if ref.isascii() and ref.isdigit():
         pk = int(ref)
         if pk > MAX_ID:
@@ -76,7 +81,7 @@ def paper_by_ref(ref: str, *, papers: QuerySet[Paper] | None = None) -> Paper:
     return found
 
 
-def paper_with_everything(ref: str) -> Paper:
+def paper_with_everything(ref: str) -> "PagePaper":
     return paper_by_ref(ref, papers=paper_for_page(Paper.objects.visible()))
 
 

@@ -2,7 +2,7 @@
 
 import datetime
 import keyword
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import django_filters
 from django.http import QueryDict
@@ -44,7 +44,7 @@ class ListParameters(Schema):
 def list_parameters(schema_name: str, *, names: list[str] | None = None) -> type[ListParameters]:
     """A schema of the list filter's parameters (those named, or all): each with
     the filter's name, the type its values take, its choices and limits."""
-    parameters = {}
+    parameters: dict[str, Any] = {}  # (type, field) pairs, as create_model takes them
     for name, list_filter in PaperFilter.base_filters.items():
         if names is None or name in names:
             field_name = f"{name}_" if keyword.iskeyword(name) else name
@@ -53,23 +53,29 @@ def list_parameters(schema_name: str, *, names: list[str] | None = None) -> type
 
 
 def _parameter(name: str, list_filter: django_filters.Filter) -> tuple[Any, Any]:
-    described = {"alias": name, "description": LIST_PARAMETER_DESCRIPTIONS[name]}
+    description = LIST_PARAMETER_DESCRIPTIONS[name]
     if isinstance(list_filter, django_filters.MultipleChoiceFilter):
         # Slugs and codes: whether each names a tag or category is the filter's to say.
-        return list[str], Field([], **described)
+        return list[str], Field([], alias=name, description=description)
     if isinstance(list_filter, django_filters.ChoiceFilter):
         choices = tuple(value for value, _ in list_filter.extra["choices"])
-        return Literal[choices] | None, Field(None, **described)
+        return Literal[choices] | None, Field(None, alias=name, description=description)
     if isinstance(list_filter, django_filters.DateFilter):
-        return datetime.date | None, Field(None, **described)
+        return datetime.date | None, Field(None, alias=name, description=description)
     if isinstance(list_filter, django_filters.CharFilter):
         max_length = list_filter.extra.get("max_length")
-        return str | None, Field(None, max_length=max_length, **described)
+        return str | None, Field(None, alias=name, description=description, max_length=max_length)
     raise TypeError(f"The list filter's {name!r} ({type(list_filter).__name__}) has no API type.")
 
 
-PaperFilters = list_parameters("PaperFilters")
-TrendingWindow = list_parameters("TrendingWindow", names=["window"])
+if TYPE_CHECKING:
+    # Built when the module loads, from the filter; to the type checker each is
+    # the schema they extend, the one whose as_query() the endpoints call.
+    PaperFilters = ListParameters
+    TrendingWindow = ListParameters
+else:
+    PaperFilters = list_parameters("PaperFilters")
+    TrendingWindow = list_parameters("TrendingWindow", names=["window"])
 
 
 class Error(Schema):
@@ -87,7 +93,9 @@ class FieldErrors(Error):
 
 
 class ValidationErrors(Schema):
-    detail: list[dict] = Field(description="Each parameter that could not be read, and why.")
+    detail: list[dict[str, Any]] = Field(
+        description="Each parameter that could not be read, and why."
+    )
 
 
 class TagRef(Schema):

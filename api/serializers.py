@@ -1,11 +1,16 @@
 """Papers, tags and categories as the API's JSON, from rows the selectors fetched."""
 
 import re
+from typing import TYPE_CHECKING, Any
 
 from django.http import HttpRequest
 
-from catalog.models import Category, Paper, Summary, Tag
+from catalog.models import Category, Paper, Summary
 from catalog.selectors import SimilarEntry, page_categories, summaries_by_language
+
+if TYPE_CHECKING:
+    from catalog.counts import CountedCategory, CountedTag
+    from catalog.selectors import PagePaper
 
 # One item of a numbered Markdown list, as key takeaways are written.
 TAKEAWAY_ITEM = re.compile(r"^\s*\d+[.)]\s+")
@@ -13,7 +18,7 @@ TAKEAWAY_ITEM = re.compile(r"^\s*\d+[.)]\s+")
 
 def paper_item(
     request: HttpRequest, paper: Paper, *, categories: list[Category] | None = None
-) -> dict:
+) -> dict[str, Any]:
     """A list entry: needs primary_category, tags, categories (or `categories` given)
     and official_code_url fetched."""
     if categories is None:
@@ -38,13 +43,15 @@ def paper_item(
     }
 
 
-def paper_detail(request: HttpRequest, paper: Paper, *, similar: list[SimilarEntry]) -> dict:
+def paper_detail(
+    request: HttpRequest, paper: "PagePaper", *, similar: list[SimilarEntry]
+) -> dict[str, Any]:
     """Everything the paper page shows (catalog.selectors.paper_for_page fetched it)."""
     code_links = list(paper.code_links.all())
     official = next((link.url for link in code_links if link.kind == "official"), None)
-    paper.official_code_url = official
     return {
         **paper_item(request, paper, categories=page_categories(paper)),
+        "official_code_url": official,  # where paper_item has it, read from the links here
         "comment": paper.comment,
         "journal_ref": paper.journal_ref,
         "doi": paper.doi,
@@ -60,7 +67,7 @@ def paper_detail(request: HttpRequest, paper: Paper, *, similar: list[SimilarEnt
     }
 
 
-def similar_item(request: HttpRequest, entry: SimilarEntry) -> dict:
+def similar_item(request: HttpRequest, entry: SimilarEntry) -> dict[str, Any]:
     paper = entry.paper
     return {
         "id": paper.pk,
@@ -75,7 +82,7 @@ def similar_item(request: HttpRequest, entry: SimilarEntry) -> dict:
     }
 
 
-def summaries_item(language: str, summaries: list[Summary]) -> dict:
+def summaries_item(language: str, summaries: list[Summary]) -> dict[str, Any]:
     by_kind = {summary.kind: summary for summary in summaries}
     takeaways = by_kind.get(Summary.Kind.TAKEAWAYS)
     return {
@@ -104,7 +111,7 @@ def takeaway_items(body: str) -> list[str]:
     return items
 
 
-def tag_item(request: HttpRequest, tag: Tag) -> dict:
+def tag_item(request: HttpRequest, tag: "CountedTag") -> dict[str, Any]:
     return {
         "slug": tag.slug,
         "name": tag.name,
@@ -114,7 +121,7 @@ def tag_item(request: HttpRequest, tag: Tag) -> dict:
     }
 
 
-def category_item(request: HttpRequest, category: Category) -> dict:
+def category_item(request: HttpRequest, category: "CountedCategory") -> dict[str, Any]:
     return {
         "code": category.code,
         "name": category.name,

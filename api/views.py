@@ -1,5 +1,6 @@
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -8,6 +9,8 @@ from api.api import api
 from core.http import safe_methods
 
 METHODS = ("get", "put", "post", "patch", "delete")
+# A part of the OpenAPI schema, as JSON.
+Json = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,7 @@ def docs(request: HttpRequest) -> HttpResponse:
 
 
 @cache
-def reference() -> tuple[dict, list[tuple[str, list[Endpoint]]]]:
+def reference() -> tuple[Json, list[tuple[str, list[Endpoint]]]]:
     """The schema's endpoints grouped by tag, in the schema's order (once per process)."""
     schema = api.get_openapi_schema()
     schemas = schema.get("components", {}).get("schemas", {})
@@ -74,7 +77,7 @@ def reference() -> tuple[dict, list[tuple[str, list[Endpoint]]]]:
     return schema["info"], list(groups.items())
 
 
-def _parameter(parameter: dict) -> Parameter:
+def _parameter(parameter: Json) -> Parameter:
     return Parameter(
         name=parameter["name"],
         where=parameter["in"],
@@ -84,7 +87,7 @@ def _parameter(parameter: dict) -> Parameter:
     )
 
 
-def _fields(schema: dict) -> list[Parameter]:
+def _fields(schema: Json) -> list[Parameter]:
     required = set(schema.get("required", []))
     return [
         Parameter(
@@ -98,11 +101,12 @@ def _fields(schema: dict) -> list[Parameter]:
     ]
 
 
-def _ref_name(schema: dict) -> str:
-    return schema.get("$ref", "").rpartition("/")[2]
+def _ref_name(schema: Json) -> str:
+    ref: str = schema.get("$ref", "")
+    return ref.rpartition("/")[2]
 
 
-def _kind(schema: dict) -> str:
+def _kind(schema: Json) -> str:
     """A schema as a short phrase: "string", "one of 1d, 7d", "list of string", "PaperItem"."""
     if "$ref" in schema:
         return _ref_name(schema)
@@ -113,7 +117,7 @@ def _kind(schema: dict) -> str:
         return _kind(schema["allOf"][0])
     if "enum" in schema:
         return "one of " + ", ".join(str(value) for value in schema["enum"])
-    kind = schema.get("type", "any")
+    kind: str = schema.get("type", "any")
     if kind == "array":
         return "list of " + _kind(schema.get("items", {}))
     bounds = [

@@ -1,10 +1,14 @@
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypedDict, TypeGuard
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
 from django.contrib.admin.models import LogEntry
+from django.contrib.auth.models import AnonymousUser, User
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import Count, Exists, OuterRef, QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import ngettext
@@ -24,12 +28,24 @@ from catalog.models import (
     Tag,
     tag_label,
 )
+from core.http import signed_in_user
+
+if TYPE_CHECKING:
+    from catalog.counts import CountedCategory, CountedTag, PaperCount
+    from core.typing import FieldsetSpec, WithAnnotations
 
 # Entries of a paper's history page, of each kind, newest kept.
 HISTORY_LIMIT = 1000
 
 
-def editable_tags(user) -> QuerySet[Tag]:
+class PaperListRow(TypedDict):
+    """What PaperAdmin.get_queryset adds to each paper."""
+
+    has_any_code: bool
+    summary_count: int
+
+
+def editable_tags(user: User | AnonymousUser) -> QuerySet[Tag]:
     """The tags a staff user may put on papers and take off: every tag for those
     who may change papers, otherwise the tags naming them as editors."""
     if user.has_perm("catalog.change_paper"):
@@ -37,7 +53,7 @@ def editable_tags(user) -> QuerySet[Tag]:
     return Tag.objects.filter(editors=user) if user.is_authenticated else Tag.objects.none()
 
 
-def is_tag_editor(user) -> bool:
+def is_tag_editor(user: User | AnonymousUser) -> TypeGuard[User]:
     return user.is_authenticated and user.is_staff and Tag.objects.filter(editors=user).exists()
 
 
@@ -82,7 +98,8 @@ class PaperAdminForm(forms.ModelForm):
         # Made visible by hand, a paper waiting for review (or rejected) is published.
         if self.instance.is_visible and self.instance.review != Paper.Review.PUBLISHED:
             self.instance.review = Paper.Review.PUBLISHED
-        return super().save(commit=commit)
+        paper: Paper = super().save(commit=commit)
+        return paper
 
     def clean_arxiv_id(self) -> str | None:
         raw = self.cleaned_data.get("arxiv_id")
@@ -126,17 +143,20 @@ class CuratorSummaryForm(forms.ModelForm):
     def save(self, commit: bool = True) -> Summary:
         if "body" in self.changed_data:
             self.instance.curator_edited = True
-        return super().save(commit=commit)
+        summary: Summary = super().save(commit=commit)
+        return summary
 
 
 class HasCodeFilter(admin.SimpleListFilter):
     title = "code"
     parameter_name = "has_code"
 
-    def lookups(self, request, model_admin):
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
         return [("yes", "With code"), ("no", "Without code")]
 
-    def queryset(self, request, queryset):
+    def queryset(
+        self, request: HttpRequest, queryset: "QuerySet[WithAnnotations[Paper, PaperListRow]]"
+    ) -> QuerySet[Paper]:
         if self.value() == "yes":
             return queryset.filter(has_any_code=True)
         if self.value() == "no":
@@ -250,22 +270,18 @@ class PaperAdmin(admin.ModelAdmin):
     ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Paper]:
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(
-                has_any_code=Exists(CodeLink.objects.filter(paper=OuterRef("pk"))),
-                summary_count=Count("summaries", distinct=True),
-            )
-            .prefetch_related("tags")
-        )
+        papers: QuerySet[Paper] = super().get_queryset(request)
+        return papers.annotate(
+            has_any_code=Exists(CodeLink.objects.filter(paper=OuterRef("pk"))),
+            summary_count=Count("summaries", distinct=True),
+        ).prefetch_related("tags")
 
-    def get_readonly_fields(self, request, obj=None):
+    def get_readonly_fields(self, request: HttpRequest, obj: Paper | None = None) -> list[str]:
         # Ids come from arXiv; an id-less listing is matched through match_arxiv_id.
         fields = list(super().get_readonly_fields(request, obj))
         return [*fields, "arxiv_id"] if obj else fields
 
-    def get_fieldsets(self, request, obj=None):
+    def get_fieldsets(self, request: HttpRequest, obj: Paper | None = None) -> "FieldsetSpec":
         fieldsets = super().get_fieldsets(request, obj)
         if obj is not None and PaperProvenance.objects.filter(paper=obj).exists():
             fieldsets = [
@@ -306,24 +322,28 @@ class PaperAdmin(admin.ModelAdmin):
     def has_module_permission(self, request: HttpRequest) -> bool:
         return super().has_module_permission(request) or is_tag_editor(request.user)
 
-    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+    def has_view_permission(self, request: HttpRequest, obj: Paper | None = None) -> bool:
         return super().has_view_permission(request, obj) or is_tag_editor(request.user)
 
     def has_tag_permission(self, request: HttpRequest) -> bool:
         """Curators tag papers; a tag's editors put their tags on and take them off."""
         return self.has_change_permission(request) or is_tag_editor(request.user)
 
-    def changelist_view(self, request: HttpRequest, extra_context=None):
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         response = super().changelist_view(request, extra_context)
         action_form = getattr(response, "context_data", {}).get("action_form")
         if action_form is not None:
             action_form.fields["tag"].queryset = editable_tags(request.user).order_by("name")
         return response
 
-    def history_view(self, request: HttpRequest, object_id: str, extra_context=None):
+    def history_view(
+        self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         """Django's history of form edits, and the curation actions, in one list."""
         response = super().history_view(request, object_id, extra_context)
-        if not isinstance(response, TemplateResponse):
+        if not isinstance(response, TemplateResponse) or response.context_data is None:
             return response
         paper = response.context_data["object"]
         edits = LogEntry.objects.filter(
@@ -344,16 +364,19 @@ class PaperAdmin(admin.ModelAdmin):
         response.context_data["history"] = sorted(rows, key=lambda row: row[0])
         return response
 
-    def save_model(self, request, obj, form, change):
+    def save_model(
+        self, request: HttpRequest, obj: Paper, form: PaperAdminForm, change: bool
+    ) -> None:
         super().save_model(request, obj, form, change)
         arxiv_id = form.cleaned_data.get("match_arxiv_id")
         if arxiv_id:
             target = services.match_to_arxiv_id(obj, arxiv_id)
             if target.pk != obj.pk:
                 merged = CurationEvent.Action.MERGED
-                curation.record([obj.pk], merged, by=request.user, detail=f"into arXiv:{arxiv_id}")
+                by = signed_in_user(request)
+                curation.record([obj.pk], merged, by=by, detail=f"into arXiv:{arxiv_id}")
                 curation.record(
-                    [target.pk], merged, by=request.user, detail=f"listing #{obj.pk} merged into it"
+                    [target.pk], merged, by=by, detail=f"listing #{obj.pk} merged into it"
                 )
                 self.message_user(
                     request,
@@ -361,7 +384,13 @@ class PaperAdmin(admin.ModelAdmin):
                     messages.SUCCESS,
                 )
 
-    def save_related(self, request, form, formsets, change):
+    def save_related(
+        self,
+        request: HttpRequest,
+        form: PaperAdminForm,
+        formsets: Iterable[forms.BaseFormSet],
+        change: bool,
+    ) -> None:
         super().save_related(request, form, formsets, change)
         services.refresh_author_names(form.instance)
 
@@ -377,17 +406,17 @@ class PaperAdmin(admin.ModelAdmin):
         return ", ".join(tag_label(tag.name) for tag in obj.tags.all())
 
     @admin.display(boolean=True, description="code", ordering="has_any_code")
-    def has_any_code(self, obj: Paper) -> bool:
+    def has_any_code(self, obj: "WithAnnotations[Paper, PaperListRow]") -> bool:
         return obj.has_any_code
 
     @admin.display(description="summaries", ordering="summary_count")
-    def summary_count(self, obj: Paper) -> int:
+    def summary_count(self, obj: "WithAnnotations[Paper, PaperListRow]") -> int:
         return obj.summary_count
 
     def _chosen_tag(self, request: HttpRequest) -> Tag | None:
         field = forms.ModelChoiceField(queryset=editable_tags(request.user), required=False)
         try:
-            tag = field.clean(request.POST.get("tag"))
+            tag: Tag | None = field.clean(request.POST.get("tag"))
         except forms.ValidationError:
             tag = None
         if tag is None:
@@ -398,7 +427,7 @@ class PaperAdmin(admin.ModelAdmin):
     def add_tag(self, request: HttpRequest, queryset: QuerySet[Paper]) -> None:
         tag = self._chosen_tag(request)
         if tag is not None:
-            added = len(curation.add_tags(queryset, [tag], by=request.user))
+            added = len(curation.add_tags(queryset, [tag], by=signed_in_user(request)))
             message = ngettext(
                 "Tagged %(count)d paper with %(tag)s.",
                 "Tagged %(count)d papers with %(tag)s.",
@@ -410,7 +439,7 @@ class PaperAdmin(admin.ModelAdmin):
     def remove_tag(self, request: HttpRequest, queryset: QuerySet[Paper]) -> None:
         tag = self._chosen_tag(request)
         if tag is not None:
-            removed = len(curation.remove_tag(queryset, tag, by=request.user))
+            removed = len(curation.remove_tag(queryset, tag, by=signed_in_user(request)))
             message = ngettext(
                 "Removed %(tag)s from %(count)d paper.",
                 "Removed %(tag)s from %(count)d papers.",
@@ -420,13 +449,13 @@ class PaperAdmin(admin.ModelAdmin):
 
     @admin.action(description="Hide selected papers", permissions=["change"])
     def hide(self, request: HttpRequest, queryset: QuerySet[Paper]) -> None:
-        count = len(curation.hide(queryset, by=request.user))
+        count = len(curation.hide(queryset, by=signed_in_user(request)))
         message = ngettext("Hid %(count)d paper.", "Hid %(count)d papers.", count)
         self.message_user(request, message % {"count": count}, messages.SUCCESS)
 
     @admin.action(description="Show selected papers", permissions=["change"])
     def show(self, request: HttpRequest, queryset: QuerySet[Paper]) -> None:
-        count = len(curation.show(queryset, by=request.user))
+        count = len(curation.show(queryset, by=signed_in_user(request)))
         message = ngettext("Made %(count)d paper visible.", "Made %(count)d papers visible.", count)
         self.message_user(request, message % {"count": count}, messages.SUCCESS)
 
@@ -435,7 +464,7 @@ class PaperAdmin(admin.ModelAdmin):
     )
     def publish_draft_summaries(self, request: HttpRequest, queryset: QuerySet[Paper]) -> None:
         count = curation.publish_summaries(
-            Summary.objects.filter(paper__in=queryset), by=request.user
+            Summary.objects.filter(paper__in=queryset), by=signed_in_user(request)
         )
         message = ngettext(
             "Published %(count)d draft summary.", "Published %(count)d draft summaries.", count
@@ -456,34 +485,39 @@ class TagAdmin(admin.ModelAdmin):
         tags = counts.with_tag_counts(super().get_queryset(request))
         if super().has_view_permission(request):
             return tags
-        return tags.filter(editors=request.user)
+        return tags.filter(editors=signed_in_user(request))
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return super().has_module_permission(request) or is_tag_editor(request.user)
 
-    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+    def has_view_permission(self, request: HttpRequest, obj: Tag | None = None) -> bool:
         return super().has_view_permission(request, obj) or self._edits(request, obj)
 
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: Tag | None = None) -> bool:
         return super().has_change_permission(request, obj) or self._edits(request, obj)
 
     def _edits(self, request: HttpRequest, tag: Tag | None) -> bool:
-        if not is_tag_editor(request.user):
+        user = request.user
+        if not is_tag_editor(user):
             return False
-        return tag is None or tag.editors.filter(pk=request.user.pk).exists()
+        return tag is None or tag.editors.filter(pk=user.pk).exists()
 
-    def get_readonly_fields(self, request: HttpRequest, obj=None):
+    def get_readonly_fields(
+        self, request: HttpRequest, obj: Tag | None = None
+    ) -> list[str] | tuple[str, ...]:
         if super().has_change_permission(request, obj):
             return super().get_readonly_fields(request, obj)
         return ["name", "slug", "created_at", "editors"]
 
-    def get_prepopulated_fields(self, request: HttpRequest, obj=None):
+    def get_prepopulated_fields(
+        self, request: HttpRequest, obj: Tag | None = None
+    ) -> dict[str, Sequence[str]]:
         if super().has_change_permission(request, obj):
             return super().get_prepopulated_fields(request, obj)
         return {}
 
     @admin.display(description="visible papers", ordering="paper_count")
-    def paper_count(self, obj: Tag) -> int:
+    def paper_count(self, obj: "CountedTag") -> int:
         return obj.paper_count
 
 
@@ -496,7 +530,7 @@ class CategoryAdmin(admin.ModelAdmin):
         return counts.with_category_counts(super().get_queryset(request))
 
     @admin.display(description="visible papers", ordering="paper_count")
-    def paper_count(self, obj: Category) -> int:
+    def paper_count(self, obj: "CountedCategory") -> int:
         return obj.paper_count
 
 
@@ -507,10 +541,11 @@ class AuthorAdmin(admin.ModelAdmin):
     readonly_fields = ["normalized_name"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Author]:
-        return super().get_queryset(request).annotate(paper_count=Count("papers"))
+        authors: QuerySet[Author] = super().get_queryset(request)
+        return authors.annotate(paper_count=Count("papers"))
 
     @admin.display(description="papers", ordering="paper_count")
-    def paper_count(self, obj: Author) -> int:
+    def paper_count(self, obj: "WithAnnotations[Author, PaperCount]") -> int:
         return obj.paper_count
 
 
@@ -534,7 +569,7 @@ class SummaryAdmin(admin.ModelAdmin):
 
     @admin.action(description="Publish selected draft summaries", permissions=["change"])
     def publish_drafts(self, request: HttpRequest, queryset: QuerySet[Summary]) -> None:
-        count = curation.publish_summaries(queryset, by=request.user)
+        count = curation.publish_summaries(queryset, by=signed_in_user(request))
         self.message_user(request, f"Published {count} draft summaries.", messages.SUCCESS)
 
 
@@ -552,8 +587,8 @@ class CurationEventAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: CurationEvent | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: CurationEvent | None = None) -> bool:
         return False

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 from django.conf import settings
-from django.core.cache import caches
+from django.core.cache import BaseCache, caches
 from django.http import QueryDict
 from django.utils.http import urlencode
 
@@ -28,7 +28,7 @@ TRENDING_VERSION_KEY = "catalog:trending-version"
 T = TypeVar("T")
 
 
-def catalog_cache():
+def catalog_cache() -> BaseCache:
     return caches["catalog"]
 
 
@@ -46,7 +46,7 @@ def current_version(key: str) -> int | None:
     """A version counter kept in the catalog cache under key (started when
     missing), or None when there is no working cache."""
     cache = catalog_cache()
-    version = cache.get(key)
+    version: int | None = cache.get(key)
     if version is None:
         cache.add(key, _first_version(), timeout=None)
         version = cache.get(key)
@@ -64,7 +64,8 @@ def bump_version(key: str) -> None:
 
 def trending_version() -> int:
     """The trending scores' version: pages sorted by trending are cached under it."""
-    return catalog_cache().get(TRENDING_VERSION_KEY) or 0
+    version: int | None = catalog_cache().get(TRENDING_VERSION_KEY)
+    return version or 0
 
 
 def bump_trending_version() -> None:
@@ -91,7 +92,7 @@ def cached_read(name: str, compute: Callable[[], T], *key_parts: str) -> T:
     if version is None:
         return compute()
     cache, key = catalog_cache(), cache_key(name, version, *key_parts)
-    value = cache.get(key)
+    value: T | None = cache.get(key)
     if value is None:
         value = compute()
         cache.set(key, value, settings.CATALOG_CACHE_SECONDS)
@@ -104,7 +105,7 @@ def canonical_query(
     """The query string as the page reads it: only the names it knows, in one
     order, empty fields dropped, the last value of a single-valued name and
     each value of a multi-valued one once, sorted."""
-    pairs = []
+    pairs: list[tuple[str, str]] = []
     for name in sorted({*single, *multiple}):
         values = [value.strip() for value in query.getlist(name)]
         values = [value for value in values if value]

@@ -17,8 +17,10 @@ that every paper changed.
 """
 
 from collections.abc import Iterable
+from typing import Any
 
 from django.db import transaction
+from django.db.models import Model
 from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.utils import timezone
 
@@ -50,22 +52,35 @@ def papers_changed(paper_ids: Iterable[int]) -> None:
         catalog_changed()
 
 
-def _saved_or_deleted(sender, instance, **kwargs) -> None:
+def _saved_or_deleted(sender: type[Model], instance: Model, **kwargs: Any) -> None:
     # Paper, Tag and Category moved their own version in save(); an author's
     # name reaches pages through the papers' stored names (catalog.services).
     catalog_changed()
 
 
-def _part_of_paper_changed(sender, instance, **kwargs) -> None:
+PartOfPaper = PaperAuthor | PaperTag | CodeLink | Summary | PaperImage
+
+
+def _part_of_paper_changed(sender: type[Model], instance: PartOfPaper, **kwargs: Any) -> None:
     papers_changed([instance.paper_id])
 
 
-def _links_changed(sender, instance, action: str, reverse: bool, pk_set, **kwargs) -> None:
+def _links_changed(
+    sender: type[Model],
+    instance: Paper | Tag | Category,
+    action: str,
+    reverse: bool,
+    pk_set: set[int] | None,
+    **kwargs: Any,
+) -> None:
     """paper.tags/categories changed, or tag.papers/category.papers (reverse)."""
-    if action in ("post_add", "post_remove"):
+    if action in ("post_add", "post_remove") and pk_set is not None:  # a set for these
         papers_changed(pk_set if reverse else [instance.pk])
     elif action == "pre_clear":  # the papers are known only before
-        papers_changed(instance.papers.values_list("pk", flat=True) if reverse else [instance.pk])
+        if isinstance(instance, Paper):
+            papers_changed([instance.pk])
+        else:  # reverse: a tag's or a category's papers
+            papers_changed(instance.papers.values_list("pk", flat=True))
 
 
 SIGNALS = {"saved": post_save, "deleted": post_delete}
@@ -73,9 +88,9 @@ for name, signal in SIGNALS.items():
     for model in (Paper, Tag, Category, Author):
         uid = f"changes_{model.__name__}_{name}"
         signal.connect(_saved_or_deleted, sender=model, dispatch_uid=uid)
-    for model in (PaperAuthor, PaperTag, CodeLink, Summary, PaperImage):
-        uid = f"changes_{model.__name__}_{name}"
-        signal.connect(_part_of_paper_changed, sender=model, dispatch_uid=uid)
+    for part in (PaperAuthor, PaperTag, CodeLink, Summary, PaperImage):
+        uid = f"changes_{part.__name__}_{name}"
+        signal.connect(_part_of_paper_changed, sender=part, dispatch_uid=uid)
 for through in (Paper.categories.through, Paper.tags.through):
     uid = f"changes_{through.__name__}_links"
     m2m_changed.connect(_links_changed, sender=through, dispatch_uid=uid)

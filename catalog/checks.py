@@ -1,13 +1,19 @@
 """Checks of the catalog's settings: the reader's parts of its pages, and
 (`manage.py check --deploy`) the catalog cache."""
 
+from collections.abc import Sequence
+from typing import Any
+
+from django.apps import AppConfig
 from django.conf import settings
 from django.core import checks
 from django.utils.module_loading import import_string
 
 
 @checks.register()
-def reader_parts_factory(app_configs, **kwargs) -> list[checks.CheckMessage]:
+def reader_parts_factory(
+    app_configs: Sequence[AppConfig] | None, **kwargs: Any
+) -> list[checks.CheckMessage]:
     """READER_PARTS must name a callable: every page asks it for the reader's parts."""
     try:
         factory = import_string(settings.READER_PARTS)
@@ -27,7 +33,9 @@ def reader_parts_factory(app_configs, **kwargs) -> list[checks.CheckMessage]:
 
 
 @checks.register(checks.Tags.caches, deploy=True)
-def page_cache_apart_from_the_broker(app_configs, **kwargs) -> list[checks.CheckMessage]:
+def page_cache_apart_from_the_broker(
+    app_configs: Sequence[AppConfig] | None, **kwargs: Any
+) -> list[checks.CheckMessage]:
     if settings.CATALOG_CACHE_URL and settings.CATALOG_CACHE_URL == settings.CELERY_BROKER_URL:
         return [
             checks.Warning(

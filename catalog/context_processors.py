@@ -2,5 +2,5 @@ from django.conf import settings
 from django.http import HttpRequest
 
 
-def site(request: HttpRequest) -> dict:
+def site(request: HttpRequest) -> dict[str, str]:
     return {"SITE_NAME": settings.SITE_NAME}

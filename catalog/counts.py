@@ -15,10 +15,11 @@ triggers do; each file's VISIBLE(x) is the visible-paper condition
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias, TypedDict
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models import IntegerField, OuterRef, QuerySet, Subquery, Sum
+from django.db.models import IntegerField, Manager, OuterRef, QuerySet, Subquery, Sum
 from django.db.models.expressions import CombinedExpression
 from django.db.models.functions import Coalesce
 
@@ -29,21 +30,37 @@ TRIGGERS = "paper_counts.{vendor}.sql"
 RECOUNT = "paper_counts.recount.sql"
 VISIBLE_IN_SQL = re.compile(r"\bVISIBLE\((\w+)\)")
 
-# (count model, its target column)
-COUNTED = ((TagCount, "tag_id"), (CategoryCount, "category_id"))
+# (count model, its target column, the target model)
+COUNTED = ((TagCount, "tag_id", Tag), (CategoryCount, "category_id", Category))
 
 
-def _count_of(parts: QuerySet, target: str, *, ref: str = "pk") -> Coalesce:
+class PaperCount(TypedDict):
+    """What with_tag_counts and with_category_counts give each row."""
+
+    paper_count: int
+
+
+if TYPE_CHECKING:
+    from core.typing import WithAnnotations
+
+    # Rows of with_tag_counts and with_category_counts.
+    CountedTag: TypeAlias = WithAnnotations[Tag, PaperCount]
+    CountedCategory: TypeAlias = WithAnnotations[Category, PaperCount]
+
+
+def _count_of(
+    parts: Manager[TagCount] | Manager[CategoryCount], target: str, *, ref: str = "pk"
+) -> Coalesce:
     total = parts.filter(**{target: OuterRef(ref)}).values(target).annotate(n=Sum("papers"))
     return Coalesce(Subquery(total.values("n"), output_field=IntegerField()), 0)
 
 
-def with_tag_counts(tags: QuerySet[Tag]) -> QuerySet[Tag]:
+def with_tag_counts(tags: QuerySet[Tag]) -> "QuerySet[CountedTag]":
     """The tags, each with its number of visible papers as `paper_count`."""
     return tags.annotate(paper_count=_count_of(TagCount.objects, "tag"))
 
 
-def with_category_counts(categories: QuerySet[Category]) -> QuerySet[Category]:
+def with_category_counts(categories: QuerySet[Category]) -> "QuerySet[CountedCategory]":
     """The categories, each with its number of visible papers as `paper_count`."""
     return categories.annotate(paper_count=_count_of(CategoryCount.objects, "category"))
 
@@ -56,12 +73,12 @@ def papers_of(*, tag_ref: str, category_ref: str) -> CombinedExpression:
     )
 
 
-def tags_with_counts() -> QuerySet[Tag]:
+def tags_with_counts() -> "QuerySet[CountedTag]":
     """Every tag with its number of visible papers, by name."""
     return with_tag_counts(Tag.objects.all()).order_by("name")
 
 
-def categories_with_counts() -> QuerySet[Category]:
+def categories_with_counts() -> "QuerySet[CountedCategory]":
     """The categories with visible papers and their number, by code."""
     return with_category_counts(Category.objects.all()).filter(paper_count__gt=0).order_by("code")
 
@@ -69,8 +86,8 @@ def categories_with_counts() -> QuerySet[Category]:
 def fold() -> None:
     """Fold each target's parts into one row, dropping the parts of deleted
     tags and categories; parts appended meanwhile are left for the next fold."""
-    for model, target in COUNTED:
-        table, targets = model._meta.db_table, model._meta.get_field(target[:-3]).related_model
+    for model, target, targets in COUNTED:
+        table = model._meta.db_table
         with transaction.atomic(), connection.cursor() as cursor:
             if connection.vendor == "postgresql":
                 # One statement, one snapshot: what it deletes is what it sums.

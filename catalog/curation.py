@@ -7,7 +7,7 @@ pages fresh through catalog.changes, since bulk updates send no model signals.
 
 from collections.abc import Iterable, Sequence
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
@@ -16,7 +16,7 @@ from catalog.changes import papers_changed
 from catalog.models import CurationEvent, Paper, PaperTag, Summary, Tag
 
 # A person, or the name of what acted for nobody in particular ("add_papers command").
-Actor = AbstractBaseUser | str
+Actor = User | str
 Action = CurationEvent.Action
 
 

@@ -7,8 +7,9 @@ thousand papers never sit in memory as one document.
 """
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import BadRequest
@@ -61,19 +62,19 @@ def ris_entries(papers: Iterable[Paper]) -> Iterator[str]:
             fields.append(("JO", _line(paper.journal_ref)))
         if paper.doi:
             fields.append(("DO", _line(paper.doi)))
-        if paper.primary_category_id:
+        if paper.primary_category is not None:
             fields.append(("KW", paper.primary_category.code))
         yield "".join(f"{tag}  - {value}\n" for tag, value in fields if value) + "ER  - \n\n"
 
 
-def csl_name(name: str) -> dict:
+def csl_name(name: str) -> dict[str, str]:
     """A CSL name: the last word as the family name, as arXiv lists them ("Ada Lovelace")."""
     given, _, family = name.strip().rpartition(" ")
     return {"family": family, "given": given} if given else {"literal": family}
 
 
-def csl_item(paper: Paper, *, key: str) -> dict:
-    item: dict = {
+def csl_item(paper: Paper, *, key: str) -> dict[str, Any]:
+    item: dict[str, Any] = {
         "id": key,
         # CSL's "article" is a preprint or working paper.
         "type": "article-journal" if paper.journal_ref else "article",
@@ -115,7 +116,7 @@ def csl_json_entries(papers: Iterable[Paper]) -> Iterator[str]:
 class Format:
     extension: str
     content_type: str
-    write: object
+    write: Callable[[Iterable[Paper]], Iterator[str]]
 
 
 FORMATS = {

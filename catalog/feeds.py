@@ -1,8 +1,12 @@
 """Public RSS 2.0 and Atom feeds of paper lists; each class serves both formats."""
 
+import datetime
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
 from django.conf import settings
 from django.contrib.syndication.views import Feed
 from django.core.exceptions import BadRequest
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import URLPattern, path, reverse
@@ -18,13 +22,23 @@ from catalog.selectors import feed_items, filter_papers
 from core.http import safe_methods
 from core.limits import limit_feeds
 
+# What a feed lists the papers of: nothing (the newest), a tag, a category, a search.
+Listed = TypeVar("Listed")
 
-class PaperFeed(Feed):
+
+if TYPE_CHECKING:
+    # Generic in the stubs alone: at run time Feed takes no type arguments.
+    FeedOfPapers = Feed[Paper, Any]
+else:
+    FeedOfPapers = Feed
+
+
+class PaperFeed(FeedOfPapers, Generic[Listed]):
     def __init__(self, feed_type: type[SyndicationFeed] = Rss201rev2Feed) -> None:
         super().__init__()
         self.feed_type = feed_type
 
-    def papers(self, obj):
+    def papers(self, obj: Listed) -> QuerySet[Paper]:
         return Paper.objects.visible().newest_first()
 
     # Feed readers poll: each address may ask FEED_RATE_LIMIT times, and one
@@ -33,22 +47,22 @@ class PaperFeed(Feed):
     @method_decorator(safe_methods)
     @method_decorator(limit_feeds)
     @method_decorator(conditional_page)
-    def __call__(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def __call__(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         return super().__call__(request, *args, **kwargs)
 
-    def items(self, obj) -> list[Paper]:
+    def items(self, obj: Listed) -> list[Paper]:
         return feed_items(papers=self.papers(obj))
 
-    def about(self, obj) -> str:
+    def about(self, obj: Listed) -> str:
         """What the feed is, as plain text."""
         raise NotImplementedError
 
-    def description(self, obj) -> str:
+    def description(self, obj: Listed) -> str:
         # Readers may show RSS's channel description as HTML, as they do the
         # items': escaped, it shows as written.
         return escape(self.about(obj))
 
-    def subtitle(self, obj) -> str:
+    def subtitle(self, obj: Listed) -> str:
         # Atom's subtitle is a text construct (no type attribute): the XML
         # escaping is all it needs.
         return self.about(obj)
@@ -64,10 +78,10 @@ class PaperFeed(Feed):
     def item_link(self, paper: Paper) -> str:
         return paper.get_absolute_url()
 
-    def item_pubdate(self, paper: Paper):
+    def item_pubdate(self, paper: Paper) -> datetime.datetime:
         return paper.listed_at
 
-    def item_updateddate(self, paper: Paper):
+    def item_updateddate(self, paper: Paper) -> datetime.datetime:
         return paper.updated_at or paper.listed_at
 
     def item_author_name(self, paper: Paper) -> str | None:
@@ -77,22 +91,22 @@ class PaperFeed(Feed):
         return [tag.name for tag in paper.tags.all()]
 
 
-class LatestFeed(PaperFeed):
-    def title(self, obj) -> str:
+class LatestFeed(PaperFeed[None]):
+    def title(self, obj: None) -> str:
         return f"{settings.SITE_NAME}: newest papers"
 
-    def link(self, obj) -> str:
+    def link(self, obj: None) -> str:
         return reverse("catalog:paper_list")
 
-    def about(self, obj) -> str:
+    def about(self, obj: None) -> str:
         return f"The newest papers in the {settings.SITE_NAME} catalog."
 
 
-class TagFeed(PaperFeed):
+class TagFeed(PaperFeed[Tag]):
     def get_object(self, request: HttpRequest, slug: str) -> Tag:
         return get_object_or_404(Tag, slug=slug)
 
-    def papers(self, tag: Tag):
+    def papers(self, tag: Tag) -> QuerySet[Paper]:
         return super().papers(tag).filter(tags=tag)
 
     def title(self, tag: Tag) -> str:
@@ -105,11 +119,11 @@ class TagFeed(PaperFeed):
         return tag.description or f"The newest papers tagged {tag.name}."
 
 
-class CategoryFeed(PaperFeed):
+class CategoryFeed(PaperFeed[Category]):
     def get_object(self, request: HttpRequest, code: str) -> Category:
         return get_object_or_404(Category, code=code)
 
-    def papers(self, category: Category):
+    def papers(self, category: Category) -> QuerySet[Paper]:
         return super().papers(category).filter(categories=category)
 
     def title(self, category: Category) -> str:
@@ -122,7 +136,7 @@ class CategoryFeed(PaperFeed):
         return f"The newest papers in {category.name or category.code}."
 
 
-class SearchFeed(PaperFeed):
+class SearchFeed(PaperFeed[PaperFilter]):
     """Any filtered list: the same parameters as the list page."""
 
     def get_object(self, request: HttpRequest) -> PaperFilter:
@@ -134,7 +148,7 @@ class SearchFeed(PaperFeed):
             raise BadRequest(f"These feed parameters are not valid: {problems}")
         return paper_filter
 
-    def papers(self, paper_filter: PaperFilter):
+    def papers(self, paper_filter: PaperFilter) -> QuerySet[Paper]:
         return paper_filter.qs
 
     def title(self, paper_filter: PaperFilter) -> str:
@@ -148,7 +162,7 @@ class SearchFeed(PaperFeed):
         return f"Papers in {settings.SITE_NAME} matching a search."
 
 
-def feed_paths(route: str, feed_class: type[PaperFeed], name: str) -> list[URLPattern]:
+def feed_paths(route: str, feed_class: type[PaperFeed[Any]], name: str) -> list[URLPattern]:
     """The RSS 2.0 (.rss) and Atom (.atom) address of one feed."""
     return [
         path(f"{route}.rss", feed_class(), name=f"{name}-rss"),

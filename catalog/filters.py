@@ -3,13 +3,23 @@ personal feed and the search feeds."""
 
 import datetime
 import html
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import django_filters
 from django import forms
 from django.conf import settings
 from django.db import connections
-from django.db.models import DateTimeField, Exists, ExpressionWrapper, F, OuterRef, QuerySet, Value
+from django.db.models import (
+    DateTimeField,
+    Exists,
+    ExpressionWrapper,
+    F,
+    OrderBy,
+    OuterRef,
+    QuerySet,
+    Value,
+)
+from django.forms.renderers import BaseRenderer
 from django.forms.utils import flatatt
 from django.http import QueryDict
 from django.template.loader import get_template
@@ -22,11 +32,15 @@ from django.utils.translation import gettext_lazy as _
 
 from catalog.cache import cached_read
 from catalog.counts import with_category_counts, with_tag_counts
-from catalog.models import NEWEST_FIRST, Category, Paper, PaperTag, Tag, tag_label
+from catalog.models import NEWEST_FIRST, Category, Paper, PaperQuerySet, PaperTag, Tag, tag_label
 from catalog.pagination import estimated_count
 from catalog.search import search
 from catalog.trending import DEFAULT_WINDOW, ordering
+from core.forms import choice_field
 from core.fragments import Fragments, digest, template_digest
+
+if TYPE_CHECKING:
+    from catalog.counts import CountedCategory, CountedTag
 
 PERIOD_DAYS = {"1d": 1, "7d": 7, "30d": 30, "365d": 365}
 TRENDING_WINDOWS = [
@@ -49,8 +63,10 @@ FEW_SEARCH_MATCHES = 6_000
 
 
 class PaperFilterForm(forms.Form):
-    def clean(self):
+    def clean(self) -> dict[str, Any] | None:
         cleaned = super().clean()
+        if cleaned is None:  # Form.clean() gives cleaned_data; None says "left as it is"
+            return None
         start, end = cleaned.get("from"), cleaned.get("to")
         if start and end and start > end:
             self.add_error("to", _("The end date is before the start date."))
@@ -67,7 +83,13 @@ class OptionsSelectMultiple(forms.SelectMultiple):
     standard library's escape (the one Django's wraps) keeps it under one.
     """
 
-    def render(self, name, value, attrs=None, renderer=None) -> SafeString:
+    def render(
+        self,
+        name: str,
+        value: Any,
+        attrs: dict[str, Any] | None = None,
+        renderer: BaseRenderer | None = None,
+    ) -> SafeString:
         chosen = set(self.format_value(value))
         options = mark_safe(  # noqa: S308 - every key and label is escaped
             "".join(
@@ -165,7 +187,8 @@ class PaperFilter(django_filters.FilterSet):
             if not self.searched:
                 sorts = [choice for choice in sorts if choice[0] != "relevance"]
             form.fields["sort"].widget.choices = sorts
-        return self._form
+        built: forms.Form = self._form  # django-filter's, kept by FilterSet.form
+        return built
 
     @property
     def searched(self) -> str:
@@ -176,13 +199,16 @@ class PaperFilter(django_filters.FilterSet):
     def sorted_by(self) -> str:
         """The order the list is in: the one chosen if valid, else the default."""
         self.form.errors  # noqa: B018 - validates the form, filling cleaned_data
-        return self.form.cleaned_data.get("sort") or default_sort(searched=bool(self.searched))
+        chosen: str | None = self.form.cleaned_data.get("sort")
+        return chosen or default_sort(searched=bool(self.searched))
 
-    def filter_period(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+    # django-filter calls each method with the filter's queryset: visible papers,
+    # or the ones a page passed (filter_papers), a PaperQuerySet either way.
+    def filter_period(self, queryset: PaperQuerySet, name: str, value: str) -> PaperQuerySet:
         since = timezone.now() - datetime.timedelta(days=PERIOD_DAYS[value])
         return queryset.filter(listed_at__gte=since)
 
-    def filter_tags(self, queryset: QuerySet, name: str, value: list) -> QuerySet:
+    def filter_tags(self, queryset: PaperQuerySet, name: str, value: list[Tag]) -> PaperQuerySet:
         # Every one of the tags; one EXISTS each, where joins would need DISTINCT
         # over whole paper rows.
         for tag in value:
@@ -191,7 +217,9 @@ class PaperFilter(django_filters.FilterSet):
             )
         return queryset
 
-    def filter_categories(self, queryset: QuerySet, name: str, value: list) -> QuerySet:
+    def filter_categories(
+        self, queryset: PaperQuerySet, name: str, value: list[Category]
+    ) -> PaperQuerySet:
         if not value:
             return queryset
         # Any of the categories, as arXiv listings combine them; EXISTS keeps
@@ -201,25 +229,29 @@ class PaperFilter(django_filters.FilterSet):
         )
         return queryset.filter(Exists(in_categories))
 
-    def filter_from(self, queryset: QuerySet, name: str, value: datetime.date) -> QuerySet:
+    def filter_from(
+        self, queryset: PaperQuerySet, name: str, value: datetime.date
+    ) -> PaperQuerySet:
         return queryset.filter(listed_at__gte=start_of_day(value))
 
-    def filter_to(self, queryset: QuerySet, name: str, value: datetime.date) -> QuerySet:
+    def filter_to(self, queryset: PaperQuerySet, name: str, value: datetime.date) -> PaperQuerySet:
         if value >= datetime.date.max:
             return queryset
         return queryset.filter(listed_at__lt=start_of_day(value + datetime.timedelta(days=1)))
 
-    def filter_has_code(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+    def filter_has_code(self, queryset: PaperQuerySet, name: str, value: str) -> PaperQuerySet:
         return queryset.with_code()
 
-    def filter_search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+    def filter_search(self, queryset: PaperQuerySet, name: str, value: str) -> QuerySet[Paper]:
         value = value.strip()
         return search(queryset, value) if value else queryset
 
-    def filter_noop(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+    def filter_noop(self, queryset: PaperQuerySet, name: str, value: str) -> PaperQuerySet:
         return queryset
 
-    def maintained_total(self, *, within: Tag | Category | Literal["all"]) -> int | None:
+    def maintained_total(
+        self, *, within: "CountedTag | CountedCategory | Literal['all']"
+    ) -> int | None:
         """The list's exact total from the maintained counts (catalog.counts) when
         it lists every visible paper of one tag or category, else None (it is
         counted). within: the tag or category the page lists before the filters,
@@ -232,10 +264,11 @@ class PaperFilter(django_filters.FilterSet):
             return None if narrowing else within.paper_count
         for name in ("tag", "category"):
             if narrowing == {name} and len(cleaned[name]) == 1:
-                return cleaned[name][0].paper_count
+                chosen: CountedTag | CountedCategory = cleaned[name][0]  # the field's queryset's
+                return chosen.paper_count
         return None
 
-    def active_filters(self) -> list[dict]:
+    def active_filters(self) -> list[dict[str, Any]]:
         """Each filter in effect, with the query string that removes just it."""
         if not self.is_bound:
             return []
@@ -243,7 +276,7 @@ class PaperFilter(django_filters.FilterSet):
         cleaned = form.cleaned_data if form.is_valid() or form.errors else {}
 
         def without(name: str, value: str | None = None) -> str:
-            params = self.data.copy()
+            params: QueryDict = self.data.copy()
             params.pop("page", None)
             if value is None:
                 params.pop(name, None)
@@ -261,7 +294,7 @@ class PaperFilter(django_filters.FilterSet):
             chips.append(("category", shown, without("category", category.code)))
         for name in ("period", "has_code"):
             if cleaned.get(name):
-                label = dict(form.fields[name].choices)[cleaned[name]]
+                label = self.choice_labels(name)[cleaned[name]]
                 chips.append((name, label, without(name)))
         for name in ("from", "to"):
             if cleaned.get(name):
@@ -271,14 +304,22 @@ class PaperFilter(django_filters.FilterSet):
             for name, value, query in chips
         ]
 
+    def choice_labels(self, name: str) -> dict[Any, Any]:
+        """The labels of a choice field's values, by value (period, has_code, sort, window)."""
+        field = choice_field(self.form, name)
+        # The stubs' getter gives what the setter takes (a mapping, a callable); Django
+        # keeps the choices normalized, a list of pairs here.
+        return dict(field.choices)  # type: ignore[arg-type]
+
     @property
     def trending_window(self) -> str:
         """The window the trending sort ranks over: the one asked for if valid, else 7 days."""
         self.form.errors  # noqa: B018 - validates the form, filling cleaned_data
-        return self.form.cleaned_data.get("window") or DEFAULT_WINDOW
+        window: str = self.form.cleaned_data.get("window") or DEFAULT_WINDOW
+        return window
 
     @property
-    def qs(self) -> QuerySet:
+    def qs(self) -> QuerySet[Paper]:
         if not hasattr(self, "_sorted_qs"):
             papers = super().qs
             sort = self.sorted_by
@@ -296,9 +337,10 @@ class PaperFilter(django_filters.FilterSet):
                 papers = papers.order_by(*self._newest_first(papers))
             self.ranks_newest_only = bool(by_relevance)
             self._sorted_qs = papers
-        return self._sorted_qs
+        sorted_qs: QuerySet[Paper] = self._sorted_qs
+        return sorted_qs
 
-    def _newest_first(self, papers: QuerySet) -> tuple:
+    def _newest_first(self, papers: QuerySet[Paper]) -> tuple[OrderBy, ...]:
         """How to put the papers newest first. PostgreSQL walks the newest
         papers for a search's matches whatever their number, underrating what
         reading each paper's words costs: for a rare word it is told to sort."""
@@ -410,9 +452,15 @@ PaperFilter.base_filters["to"] = django_filters.DateFilter(
     method="filter_to", label=_("To"), widget=forms.DateInput(attrs={"type": "date"})
 )
 
+
+class ListParameterNames(TypedDict):
+    single: list[str]
+    multiple: list[str]
+
+
 # Every query parameter a list page reads, by whether it takes several values:
 # the cache keys pages on these alone (catalog.page_cache.cached_page).
-LIST_PARAMETERS = {
+LIST_PARAMETERS: ListParameterNames = {
     "multiple": sorted(
         name
         for name, field in PaperFilter.base_filters.items()

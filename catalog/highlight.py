@@ -20,6 +20,7 @@ from django.db import connections
 from django.db.models import F, Func, QuerySet, TextField, Value
 
 from catalog.latex import Node, has_latex, math_html, nodes_to_html, parse, split_urls
+from catalog.models import Paper
 from catalog.search import fts5_query, parse_web_search
 
 OPEN, CLOSE = "\ue002", "\ue003"
@@ -45,7 +46,7 @@ class Fts5Highlight(Func):
         super().__init__(Value(query), F("pk"), column=column)
 
 
-def with_marks(papers: QuerySet, text: str) -> QuerySet:
+def with_marks(papers: QuerySet[Paper], text: str) -> QuerySet[Paper]:
     """The papers with `title_marked` and `abstract_marked`: their text with the
     search's matches between markers (None where nothing is marked), computed
     for the rows read, never for the rows a search only counts or ranks."""
@@ -68,12 +69,12 @@ def with_marks(papers: QuerySet, text: str) -> QuerySet:
             )
 
         return papers.annotate(title_marked=marked("title"), abstract_marked=marked("abstract"))
-    query = fts5_query(parse_web_search(text))
-    if not query:
+    expression = fts5_query(parse_web_search(text))
+    if not expression:
         return with_marks(papers, "")
     # The FTS5 table's columns: title, author_names, abstract.
     return papers.annotate(
-        title_marked=Fts5Highlight(0, query), abstract_marked=Fts5Highlight(2, query)
+        title_marked=Fts5Highlight(0, expression), abstract_marked=Fts5Highlight(2, expression)
     )
 
 

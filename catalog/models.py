@@ -1,6 +1,7 @@
 import datetime
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
@@ -9,8 +10,10 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Exists, F, Func, OuterRef, Q
 from django.db.models.functions import Coalesce, Now
 from django.db.models.sql import Query
+from django.db.models.sql.compiler import SQLCompiler
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.functional import Promise
 from django.utils.text import slugify
 from django.utils.translation import gettext_lazy as _
 
@@ -32,7 +35,7 @@ class Versioned(models.Model):
     class Meta:
         abstract = True
 
-    def save(self, *args, **kwargs) -> None:
+    def save(self, *args: Any, **kwargs: Any) -> None:
         self.changed_at = timezone.now()
         if kwargs.get("update_fields") is not None:
             kwargs["update_fields"] = {*kwargs["update_fields"], "changed_at"}
@@ -75,7 +78,7 @@ class Author(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    def save(self, *args, **kwargs) -> None:
+    def save(self, *args: Any, **kwargs: Any) -> None:
         self.normalized_name = normalize_name(self.name)
         super().save(*args, **kwargs)
 
@@ -111,7 +114,7 @@ class Tag(Versioned):
     def __str__(self) -> str:
         return self.name
 
-    def save(self, *args, **kwargs) -> None:
+    def save(self, *args: Any, **kwargs: Any) -> None:
         if not self.slug:
             self.slug = slugify(self.name)
         super().save(*args, **kwargs)
@@ -130,15 +133,25 @@ class PaperSearchDocument(Func):
 
     output_field = SearchVectorField()
 
-    def as_sql(self, compiler, connection, **extra_context):
-        return "NULL", []
+    def as_sql(
+        self,
+        compiler: SQLCompiler,
+        connection: BaseDatabaseWrapper,
+        function: str | None = None,
+        template: str | None = None,
+        arg_joiner: str | None = None,
+        **extra_context: Any,
+    ) -> tuple[str, tuple[str | int, ...]]:
+        return "NULL", ()
 
-    def as_postgresql(self, compiler, connection, **extra_context):
+    def as_postgresql(
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra_context: Any
+    ) -> tuple[str, tuple[str | int, ...]]:
         return (
             "setweight(to_tsvector('english'::regconfig, coalesce(title, '')), 'A')"
             " || setweight(to_tsvector('english'::regconfig, coalesce(author_names, '')), 'B')"
             " || setweight(to_tsvector('english'::regconfig, coalesce(abstract, '')), 'C')",
-            [],
+            (),
         )
 
 
@@ -148,7 +161,7 @@ class PaperSearchDocument(Func):
 VISIBLE = Q(is_visible=True, merged_into__isnull=True)
 
 
-class PaperQuerySet(models.QuerySet):
+class PaperQuerySet(models.QuerySet["Paper"]):
     def visible(self) -> "PaperQuerySet":
         return self.filter(VISIBLE)
 
@@ -214,7 +227,8 @@ class Paper(Versioned):
     added_at = models.DateTimeField("added here", default=timezone.now)
     # The date lists sort and filter by: first published on arXiv, or for a
     # listing with no arXiv data, the day it entered the catalog.
-    listed_at = models.GeneratedField(
+    # The plugin types a GeneratedField as Any; this one is its output field's.
+    listed_at: "models.Field[datetime.datetime, datetime.datetime]" = models.GeneratedField(
         expression=Coalesce("published_at", "added_at"),
         output_field=models.DateTimeField(),
         db_persist=True,
@@ -276,7 +290,7 @@ class Paper(Versioned):
     def __str__(self) -> str:
         return self.title
 
-    def save(self, *args, **kwargs) -> None:
+    def save(self, *args: Any, **kwargs: Any) -> None:
         self.title_key = title_key(self.title)
         super().save(*args, **kwargs)
 
@@ -366,7 +380,7 @@ def visible_sql(*, alias: str, connection: BaseDatabaseWrapper) -> str:
 
 @dataclass(frozen=True)
 class ShownDate:
-    label: str
+    label: str | Promise  # lazily translated
     moment: datetime.datetime
     text: str
 
@@ -507,7 +521,7 @@ class CodeLink(models.Model):
         return self.url
 
     @property
-    def host_label(self) -> str:
+    def host_label(self) -> str | Promise:
         for host, label in (
             ("github.com", "GitHub"),
             ("gitlab.com", "GitLab"),
@@ -642,7 +656,7 @@ class CurationEvent(models.Model):
 
     @property
     def who(self) -> str:
-        return self.user.get_username() if self.user_id else self.actor or "unknown"
+        return self.user.get_username() if self.user is not None else self.actor or "unknown"
 
 
 class ReaderSignal(models.Model):

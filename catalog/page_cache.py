@@ -16,7 +16,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable
 from functools import partial, wraps
-from typing import Protocol
+from typing import Any, Protocol, overload
 
 from django.conf import settings
 from django.contrib import messages
@@ -43,6 +43,9 @@ CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 SLOT = "<!--slot:{}-->"
 # A page's slots, as SharedPageSlots leaves them: the part and what names its object.
 PAGE_SLOT = re.compile(r"<!--slot:(save|subscribe|account)(?::([^>]*))?-->")
+# What a slot names, by the slot's name: a tag's name and slug, a category's code and name.
+Targets = dict[str, tuple[str, str]]
+View = Callable[..., HttpResponse]
 
 
 class ReaderParts(Protocol):
@@ -74,7 +77,7 @@ class SharedPageSlots:
     tags and categories the slots name (stored with the page, for filling)."""
 
     def __init__(self) -> None:
-        self.targets: dict[str, tuple] = {}
+        self.targets: Targets = {}
 
     def save_toggle(self, paper_id: int) -> str:
         return slot("save", paper_id)
@@ -100,11 +103,11 @@ class SharedPageSlots:
         raise TypeError("For-you pages are the reader's own, never shared.")
 
 
-def fill_slots(html: str, *, parts: ReaderParts, targets: dict[str, tuple]) -> str:
+def fill_slots(html: str, *, parts: ReaderParts, targets: Targets) -> str:
     """A page SharedPageSlots left open, with this reader's parts in its slots."""
     filled: dict[str, str] = {}
 
-    def part(match: re.Match) -> str:
+    def part(match: re.Match[str]) -> str:
         marker = match.group(0)
         if marker not in filled:
             kind, key = match.group(1), match.group(2)
@@ -120,7 +123,7 @@ def fill_slots(html: str, *, parts: ReaderParts, targets: dict[str, tuple]) -> s
     return PAGE_SLOT.sub(part, html)
 
 
-def _target(name: str, fields: tuple) -> Tag | Category:
+def _target(name: str, fields: tuple[str, str]) -> Tag | Category:
     kind, pk = name.split(".")
     if kind == "tag":
         tag_name, slug = fields
@@ -131,11 +134,12 @@ def _target(name: str, fields: tuple) -> Tag | Category:
 
 @functools.cache
 def _reader_parts_factory() -> Callable[[HttpRequest], ReaderParts]:
-    return import_string(settings.READER_PARTS)
+    factory: Callable[[HttpRequest], ReaderParts] = import_string(settings.READER_PARTS)
+    return factory
 
 
 @receiver(setting_changed)
-def _forget_factory(*, setting: str, **kwargs) -> None:
+def _forget_factory(*, setting: str, **kwargs: Any) -> None:
     if setting == "READER_PARTS":
         _reader_parts_factory.cache_clear()
 
@@ -143,35 +147,59 @@ def _forget_factory(*, setting: str, **kwargs) -> None:
 def reader_parts(request: HttpRequest) -> ReaderParts:
     """The parts of this request's reader: made by settings.READER_PARTS once a
     request, or the stand-in while a page they share with others renders."""
-    parts = getattr(request, "_reader_parts", None)
+    parts: ReaderParts | None = getattr(request, "_reader_parts", None)
     if parts is None:
-        parts = request._reader_parts = _reader_parts_factory()(request)
+        parts = _reader_parts_factory()(request)
+        _keep_reader_parts(request, parts)
     return parts
 
 
-def template_reader_parts(request: HttpRequest) -> dict:
+def _keep_reader_parts(request: HttpRequest, parts: ReaderParts | None) -> None:
+    # Kept on the request itself, which Django's stubs do not let have more attributes.
+    request._reader_parts = parts  # type: ignore[attr-defined]
+
+
+def template_reader_parts(request: HttpRequest) -> dict[str, ReaderParts]:
     """Context processor: the reader's parts, for the templates' tags
     ({% save_toggle %}, {% subscribe_toggle %}, {% account_menu %}, the cards)."""
     return {"reader_parts": reader_parts(request)}
 
 
-def _render_shared(view, request: HttpRequest, *args, **kwargs) -> tuple[HttpResponse, dict]:
+def _render_shared(
+    view: View, request: HttpRequest, *args: Any, **kwargs: Any
+) -> tuple[HttpResponse, Targets]:
     """The view's page with slots for the reader's parts, and what the slots name."""
     own, stand_in = getattr(request, "_reader_parts", None), SharedPageSlots()
-    request._reader_parts = stand_in
+    _keep_reader_parts(request, stand_in)
     try:
         return view(request, *args, **kwargs), stand_in.targets
     finally:
-        request._reader_parts = own
+        _keep_reader_parts(request, own)
 
 
+@overload
 def cached_page(
-    view: Callable[..., HttpResponse] | None = None,
+    view: View, *, single: Iterable[str] = (), multiple: Iterable[str] = (), trending: bool = False
+) -> View: ...
+
+
+@overload
+def cached_page(
+    view: None = None,
     *,
     single: Iterable[str] = (),
     multiple: Iterable[str] = (),
     trending: bool = False,
-) -> Callable[..., HttpResponse]:
+) -> Callable[[View], View]: ...
+
+
+def cached_page(
+    view: View | None = None,
+    *,
+    single: Iterable[str] = (),
+    multiple: Iterable[str] = (),
+    trending: bool = False,
+) -> View | Callable[[View], View]:
     """Serve the view's successful GET (and HEAD) pages from the cache.
 
     The view sees only the query parameters it declares (single- and
@@ -190,8 +218,10 @@ def cached_page(
         return partial(cached_page, single=single, multiple=multiple, trending=trending)
 
     @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        request.GET = canonical_query(request.GET, single=single, multiple=multiple)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        canonical = canonical_query(request.GET, single=single, multiple=multiple)
+        # Django lets a request's GET be replaced; its stubs type it as the one parsed.
+        request.GET = canonical  # type: ignore[assignment]
         request.META["QUERY_STRING"] = request.GET.urlencode()
         if request.method not in ("GET", "HEAD") or len(messages.get_messages(request)):
             return view(request, *args, **kwargs)

@@ -8,6 +8,8 @@ and read only the rows they show.
 """
 
 import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.core.paginator import EmptyPage, Page, Paginator
 from django.db import connection, connections
@@ -15,12 +17,16 @@ from django.db.models import IntegerField, QuerySet, Subquery
 from django.utils.functional import cached_property
 
 from catalog.cache import cached_read
+from catalog.models import Paper
 
 EXACT_COUNT_LIMIT = 1000
 # No list reaches this page (200 million papers at 20 a page; arXiv holds under
 # 3 million): a larger number is past the end without asking the database,
 # whose offset would overflow a bigint for the largest.
 MAX_PAGE_NUMBER = 10_000_000
+
+# The rows a queryset gives: model instances, with whatever it annotated.
+Row = TypeVar("Row")
 
 
 class RowCount(Subquery):
@@ -30,8 +36,19 @@ class RowCount(Subquery):
     output_field = IntegerField()
 
 
-class CatalogPaginator(Paginator):
-    def __init__(self, object_list: QuerySet, per_page: int, *, count: int | None = None) -> None:
+if TYPE_CHECKING:
+    # Generic in the stubs alone: at run time Paginator takes no type arguments.
+    PaperPaginator = Paginator[Paper]
+else:
+    PaperPaginator = Paginator
+
+
+class CatalogPaginator(PaperPaginator):
+    object_list: QuerySet[Paper]
+
+    def __init__(
+        self, object_list: QuerySet[Paper], per_page: int, *, count: int | None = None
+    ) -> None:
         """count: the list's exact total where it is known without counting."""
         super().__init__(object_list, per_page)
         self.count_is_exact = True
@@ -43,7 +60,7 @@ class CatalogPaginator(Paginator):
         """Only asked for when the page has no rows to carry the count (see page())."""
         return self._total(self._counted_rows().count())
 
-    def _counted_rows(self) -> QuerySet:
+    def _counted_rows(self) -> QuerySet[Paper, Mapping[str, object]]:
         rows = self.object_list.order_by().values("pk")
         if connection.vendor != "postgresql":
             return rows  # no estimate to fall back on: always counted exactly
@@ -55,31 +72,33 @@ class CatalogPaginator(Paginator):
         self.count_is_exact = False
         return max(estimated_count(self.object_list.order_by().values("pk")), capped)
 
-    def validate_number(self, number: int) -> int:
+    def validate_number(self, number: int | float | str) -> int:
         self.count  # noqa: B018 - counting decides whether the count is exact
         if not self.count_is_exact and int(number) > self.num_pages:
             # The estimate may be short of the truth: only counting can tell.
             self.settle_count()
         return super().validate_number(number)
 
-    def page(self, number: int) -> Page:
+    def page(self, number: int | str) -> Page[Paper]:
         number = int(number)
         if number > MAX_PAGE_NUMBER:
             raise EmptyPage("That page contains no results")
         offset = (number - 1) * self.per_page
-        # Each row carries the capped count, computed once by PostgreSQL as an
-        # uncorrelated subquery: the count costs no query of its own.
-        papers = self.object_list
-        if "count" not in self.__dict__:
-            papers = papers.annotate(capped_count=RowCount(self._counted_rows()))
-        rows = rows_by_ids(papers, offset, offset + self.per_page)
-        if rows and "count" not in self.__dict__:
-            self.count = self._total(rows[0].capped_count)
+        rows: Sequence[Paper]
+        if "count" in self.__dict__:
+            rows = rows_by_ids(self.object_list, offset, offset + self.per_page)
+        else:
+            # Each row carries the capped count, computed once by PostgreSQL as an
+            # uncorrelated subquery: the count costs no query of its own.
+            counted = self.object_list.annotate(capped_count=RowCount(self._counted_rows()))
+            rows = counted_rows = rows_by_ids(counted, offset, offset + self.per_page)
+            if counted_rows:
+                self.count = self._total(counted_rows[0].capped_count)
         number = self.validate_number(number)
         if not rows and number > 1 and not self.count_is_exact:
             self.settle_count()
             raise EmptyPage("That page contains no results")
-        return self._get_page(rows, number, self)
+        return Page(rows, number, self)
 
     def settle_count(self) -> None:
         """Count exactly: a reader asked for a page past the estimate's end."""
@@ -88,14 +107,14 @@ class CatalogPaginator(Paginator):
         self.__dict__.pop("num_pages", None)
 
 
-def rows_by_ids(papers: QuerySet, start: int, stop: int) -> list:
+def rows_by_ids(papers: QuerySet[Any, Row], start: int, stop: int) -> list[Row]:
     """papers[start:stop], found over ids alone (the offset walked, the filters
     met from indexes), then only those rows read: otherwise PostgreSQL may read
     whole papers, newest first, until enough of them pass the filters."""
     return list(papers.filter(pk__in=papers.values("pk")[start:stop]))
 
 
-def estimated_count(rows: QuerySet) -> int:
+def estimated_count(rows: QuerySet[Any, Any]) -> int:
     """The planner's row estimate for a query, rounded to two significant figures;
     kept in the catalog cache until the catalog changes, since planning a
     reader's feed again costs as much as a query of its own."""
@@ -105,12 +124,12 @@ def estimated_count(rows: QuerySet) -> int:
     )
 
 
-def _planner_estimate(alias: str, sql: str, params: tuple) -> int:
+def _planner_estimate(alias: str, sql: str, params: tuple[Any, ...]) -> int:
     with connections[alias].cursor() as cursor:
         cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
         (plan,) = cursor.fetchone()  # psycopg decodes the JSON
     estimate = int(plan[0]["Plan"]["Plan Rows"])
     if estimate < 100:
         return estimate
-    magnitude = 10 ** (int(math.log10(estimate)) - 1)
+    magnitude: int = 10 ** (int(math.log10(estimate)) - 1)  # 10 or more
     return round(estimate / magnitude) * magnitude

@@ -40,7 +40,7 @@ def render_markdown(text: str) -> str:
     if not maths:
         return html
 
-    def typeset(match: re.Match) -> str:
+    def typeset(match: re.Match[str]) -> str:
         node = maths[int(match.group(1))]
         return math_html(node.text, display=node.display)
 
@@ -81,7 +81,7 @@ def bibtex(paper: Paper, *, key: str | None = None) -> str:
             ("archivePrefix", "arXiv"),
             ("url", paper.abs_url),
         ]
-        if paper.primary_category_id:
+        if paper.primary_category is not None:
             fields.append(("primaryClass", paper.primary_category.code))
     if paper.journal_ref:
         fields.append(("journal", _braced(paper.journal_ref)))

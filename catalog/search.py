@@ -10,11 +10,14 @@ column weights, so `make run` finds and orders what production does.
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connections
 from django.db.models import F, FloatField, Func, Q, QuerySet, Value
 from django.db.models.expressions import RawSQL
+
+from catalog.models import Paper
 
 # PostgreSQL's English stop words (tsearch_data/english.stop): it drops them from
 # queries, so a search for "the agents" must not require "the" here either.
@@ -65,7 +68,7 @@ def parse_web_search(text: str) -> list[list[Term]]:
     return [terms for terms in alternatives if terms]
 
 
-def search(papers: QuerySet, text: str) -> QuerySet:
+def search(papers: QuerySet[Paper], text: str) -> QuerySet[Paper]:
     """Papers matching a web-search query, annotated with `rank` (higher is better)."""
     if connections[papers.db].vendor == "postgresql":
         query = SearchQuery(text, search_type="websearch", config="english")
@@ -75,7 +78,7 @@ def search(papers: QuerySet, text: str) -> QuerySet:
     return _search_sqlite(papers, text)
 
 
-def _search_sqlite(papers: QuerySet, text: str) -> QuerySet:
+def _search_sqlite(papers: QuerySet[Paper], text: str) -> QuerySet[Paper]:
     alternatives = parse_web_search(text)
     if not alternatives:
         # Only stop words or punctuation, as in PostgreSQL; ranked like any search.
@@ -160,7 +163,7 @@ FTS_SCHEMA = {
 }
 
 
-def ensure_sqlite_index(*, using: str = "default", **kwargs) -> None:
+def ensure_sqlite_index(*, using: str = "default", **kwargs: Any) -> None:
     """Create whatever part of the SQLite index is missing, then fill it from the papers.
 
     Run after every migrate rather than by a migration: on SQLite, Django rebuilds

@@ -2,6 +2,7 @@
 
 import datetime
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias, TypedDict, cast
 
 from django.conf import settings
 from django.db.models import OuterRef, Prefetch, QuerySet, Subquery, TextField, Value
@@ -28,6 +29,19 @@ FEED_LENGTH = 50
 # The language abstracts are written in: readers of any other see their own first.
 ABSTRACT_LANGUAGE = "en"
 PaperCategory = Paper.categories.through
+
+
+class PageParts(TypedDict):
+    """What paper_for_page adds to each paper."""
+
+    category_rows: str | None
+    published_summaries: list[Summary]
+
+
+if TYPE_CHECKING:
+    from core.typing import WithAnnotations
+
+    PagePaper: TypeAlias = WithAnnotations[Paper, PageParts]
 
 
 def filter_papers(params: QueryDict, *, papers: QuerySet[Paper] | None = None) -> PaperFilter:
@@ -84,7 +98,7 @@ def newest_listed_at(papers: QuerySet[Paper]) -> datetime.datetime | None:
     return papers.order_by(*NEWEST_FIRST).values_list("listed_at", flat=True).first()
 
 
-def paper_for_page(papers: QuerySet[Paper]) -> QuerySet[Paper]:
+def paper_for_page(papers: QuerySet[Paper]) -> "QuerySet[PagePaper]":
     """Everything the paper page shows but its similar papers; published summaries only.
 
     The categories come as one column of the paper's own row (see
@@ -92,7 +106,7 @@ def paper_for_page(papers: QuerySet[Paper]) -> QuerySet[Paper]:
     """
     in_categories = PaperCategory.objects.filter(paper=OuterRef("pk"))
     categories = joined_rows(in_categories, by="paper", fields=["category__code", "category__name"])
-    return (
+    page = (
         papers.select_related("primary_category")
         .annotate(category_rows=categories)
         .prefetch_related(
@@ -106,9 +120,11 @@ def paper_for_page(papers: QuerySet[Paper]) -> QuerySet[Paper]:
             Prefetch("images", queryset=PaperImage.objects.order_by("kind", "position")),
         )
     )
+    # The plugin types the annotation; what a Prefetch's to_attr adds it does not follow.
+    return cast("QuerySet[PagePaper]", page)
 
 
-def page_categories(paper: Paper) -> list[Category]:
+def page_categories(paper: "PagePaper") -> list[Category]:
     """The paper's categories by code, read from the column paper_for_page adds."""
     found = [Category(code=code, name=name) for code, name in split_rows(paper.category_rows)]
     return sorted(found, key=lambda category: category.code)
@@ -173,7 +189,7 @@ def similar_papers(*, paper: Paper) -> list[SimilarEntry]:
 def summaries_by_language(summaries: list[Summary]) -> list[tuple[str, list[Summary]]]:
     """Summaries grouped by language, the reader's language first, then the
     order of the site's languages, each group in summary/translation/takeaways order."""
-    kind_order = [Summary.Kind.SUMMARY, Summary.Kind.TAKEAWAYS, Summary.Kind.TRANSLATION]
+    kind_order: list[str] = [Summary.Kind.SUMMARY, Summary.Kind.TAKEAWAYS, Summary.Kind.TRANSLATION]
     groups: dict[str, list[Summary]] = {}
     for summary in sorted(summaries, key=lambda s: kind_order.index(s.kind)):
         groups.setdefault(summary.language, []).append(summary)

@@ -1,6 +1,8 @@
 """Signals the catalog sends to the apps above it: which papers arrived or changed
 (and, listening to it itself, the papers whose hand-gathered facts arXiv's data replaced)."""
 
+from typing import Any
+
 from django.dispatch import Signal, receiver
 from django.utils import timezone
 
@@ -17,7 +19,7 @@ demo_loaded = Signal()
 
 
 @receiver(papers_stored, dispatch_uid="catalog_arxiv_replaces_gathered_facts")
-def arxiv_replaced_gathered_facts(sender, paper_ids: list[int], **kwargs) -> None:
+def arxiv_replaced_gathered_facts(sender: object, paper_ids: list[int], **kwargs: Any) -> None:
     """These papers were just stored from arXiv's own data, which replaced any
     facts gathered elsewhere (the demo's): their provenance says so."""
     PaperProvenance.objects.filter(paper_id__in=paper_ids, replaced_at=None).update(

@@ -8,16 +8,19 @@ Ids removed or hidden leave a block short, never shift the others.
 """
 
 from collections.abc import Iterator
+from typing import TypeVar
 from xml.sax.saxutils import escape
 
 from django.db.models import Max
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.encoding import iri_to_uri
 
 from catalog.models import Category, Paper, Tag
 from core.http import safe_methods
+
+R = TypeVar("R", bound=HttpResponseBase)
 
 PAPERS_PER_SITEMAP = 25_000
 MAX_BLOCK = (2**63 - 1) // PAPERS_PER_SITEMAP
@@ -31,7 +34,7 @@ def _root(request: HttpRequest) -> str:
     return request.build_absolute_uri("/").rstrip("/")
 
 
-def _cacheable(response: HttpResponse) -> HttpResponse:
+def _cacheable(response: R) -> R:
     response["Cache-Control"] = f"public, max-age={SITEMAP_MAX_AGE}"
     return response
 

@@ -47,7 +47,8 @@ DEFAULT_WINDOW = "7d"
 EPOCH = datetime.datetime(2020, 1, 1, tzinfo=datetime.UTC)
 # Keeping a paper outweighs suggesting it to the curators, which outweighs
 # opening it from the feed.
-WEIGHTS = {
+# By kind; the rows' kinds come as plain strings, which look up a choice's key.
+WEIGHTS: dict[str, float] = {
     ReaderSignal.Kind.SAVE: 3.0,
     ReaderSignal.Kind.SUGGEST: 2.0,
     ReaderSignal.Kind.CLICK: 1.0,

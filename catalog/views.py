@@ -1,7 +1,7 @@
 import datetime
 from collections.abc import Callable, Sequence
 from functools import partial, wraps
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from django.conf import settings
 from django.core.paginator import EmptyPage, Page
@@ -53,10 +53,27 @@ from catalog.trending import DEFAULT_WINDOW
 from core.http import safe_methods
 from core.limits import limit_pages, limit_searches
 
+if TYPE_CHECKING:
+    from catalog.counts import CountedCategory, CountedTag
+    from catalog.selectors import PagePaper
+
+
+View = Callable[..., HttpResponse]
+
+
+@overload
+def clean_address(view: View, *, fixed_sort: str | None = None) -> View: ...
+
+
+@overload
+def clean_address(
+    view: None = None, *, fixed_sort: str | None = None
+) -> Callable[[View], View]: ...
+
 
 def clean_address(
-    view: Callable[..., HttpResponse] | None = None, *, fixed_sort: str | None = None
-) -> Callable[..., HttpResponse]:
+    view: View | None = None, *, fixed_sort: str | None = None
+) -> View | Callable[[View], View]:
     """Send a list's address with empty fields or default values (what a plain
     form leaves: `?q=&sort=newest&period=`) to its clean form, which links,
     bookmarks and the cache share. fixed_sort: the sort the page always has."""
@@ -64,7 +81,7 @@ def clean_address(
         return partial(clean_address, fixed_sort=fixed_sort)
 
     @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         cleaned = clean_query(request.GET, fixed_sort=fixed_sort)
         if cleaned is None:
             return view(request, *args, **kwargs)
@@ -75,8 +92,8 @@ def clean_address(
 
 
 def paginate(
-    items: QuerySet, raw_number: str | None, *, count: int | None = None
-) -> tuple[Page, str]:
+    items: QuerySet[Paper], raw_number: str | None, *, count: int | None = None
+) -> tuple[Page[Paper], str]:
     """The requested page, or the nearest real one with a note saying why;
     count: the total, where it is known without counting."""
     paginator = CatalogPaginator(items, settings.PAPERS_PER_PAGE, count=count)
@@ -105,11 +122,11 @@ def render_paper_list(
     *,
     papers: QuerySet[Paper],
     template: str = "catalog/paper_list.html",
-    context: dict | None = None,
+    context: dict[str, Any] | None = None,
     params: QueryDict | None = None,
     ordering: Sequence[Any] = (),
     ordering_label: str = "",
-    catalog_part: Tag | Category | Literal["all"] | None = None,
+    catalog_part: "CountedTag | CountedCategory | Literal['all'] | None" = None,
 ) -> HttpResponse:
     """A filtered, paginated list of papers: the home page, tag and category
     pages and the personal feed all render through here. params stand for
@@ -159,7 +176,7 @@ def render_paper_list(
     return render(request, template, ctx)
 
 
-def wider_period(paper_filter: PaperFilter, *, papers: QuerySet[Paper]) -> dict | None:
+def wider_period(paper_filter: PaperFilter, *, papers: QuerySet[Paper]) -> dict[str, Any] | None:
     """For a period preset that found nothing: the newest paper the other filters
     find, and the narrowest wider period that holds it (or any time)."""
     period = paper_filter.form.cleaned_data.get("period") if paper_filter.is_valid() else None
@@ -172,7 +189,7 @@ def wider_period(paper_filter: PaperFilter, *, papers: QuerySet[Paper]) -> dict 
     if newest is None:
         return None  # no wider period would find anything either
     age = timezone.now() - newest
-    choices = dict(paper_filter.form.fields["period"].choices)
+    choices = paper_filter.choice_labels("period")
     wider = next(
         (
             key
@@ -263,7 +280,8 @@ def trending(request: HttpRequest) -> HttpResponse:
     """Every list's trending sort, on a page of its own with a tab per window."""
     params = request.GET.copy()
     params["sort"] = "trending"
-    request.GET = params
+    # Django lets a request's GET be replaced; its stubs type it as the one parsed.
+    request.GET = params  # type: ignore[assignment]
     tabs = []
     for key, label in TRENDING_WINDOWS:
         query = params.copy()
@@ -327,11 +345,12 @@ def paper_by_pk(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404
     if target.arxiv_id:
         return redirect("catalog:paper", arxiv_id=target.arxiv_id, permanent=True)
-    paper = get_object_or_404(paper_for_page(Paper.objects.visible()), pk=target.pk)
-    return render_paper(request, paper)
+    return render_paper(
+        request, get_object_or_404(paper_for_page(Paper.objects.visible()), pk=target.pk)
+    )
 
 
-def render_paper(request: HttpRequest, paper: Paper) -> HttpResponse:
+def render_paper(request: HttpRequest, paper: "PagePaper") -> HttpResponse:
     summary_groups = summaries_by_language(paper.published_summaries)
     reader = (translation.get_language() or settings.LANGUAGE_CODE).lower()
     ctx = {

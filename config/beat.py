@@ -3,6 +3,7 @@ heartbeat a health check can read."""
 
 import logging
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
@@ -38,7 +39,7 @@ class HeartbeatScheduler(DatabaseScheduler):
             self._dirty.discard(new_entry.name)
         return new_entry
 
-    def tick(self, *args, **kwargs) -> float:
-        seconds_to_next_tick = super().tick(*args, **kwargs)
+    def tick(self, *args: Any, **kwargs: Any) -> float:
+        seconds_to_next_tick: float = super().tick(*args, **kwargs)
         Path(settings.BEAT_HEARTBEAT_FILE).touch()
         return seconds_to_next_tick

@@ -15,7 +15,7 @@ app.steps["worker"].add(HeldMessagesHeartbeat)
 
 
 @setup_logging.connect
-def configure_logging(**kwargs) -> None:
+def configure_logging(**kwargs: object) -> None:
     """Workers and beat log through settings.LOGGING, as the web does, rather
     than Celery's own handlers: the same format, task ids included."""
     from django.conf import settings

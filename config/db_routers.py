@@ -8,9 +8,12 @@ management commands write and read in one transaction on the primary.
 """
 
 import contextvars
+from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import models, transaction
+from django.http import HttpRequest, HttpResponse
 
 REPLICA = "replica"
 
@@ -18,29 +21,29 @@ REPLICA = "replica"
 _use_primary: contextvars.ContextVar[bool] = contextvars.ContextVar("use_primary", default=False)
 
 
-def use_primary(value: bool) -> contextvars.Token:
+def use_primary(value: bool) -> contextvars.Token[bool]:
     return _use_primary.set(value)
 
 
-def reset_primary(token: contextvars.Token) -> None:
+def reset_primary(token: contextvars.Token[bool]) -> None:
     _use_primary.reset(token)
 
 
 class ReplicaRouter:
-    def db_for_read(self, model, **hints) -> str:
+    def db_for_read(self, model: type[models.Model], **hints: Any) -> str:
         # Inside a transaction on the primary, reads belong with its writes.
         if _use_primary.get() or transaction.get_connection("default").in_atomic_block:
             return "default"
         return REPLICA
 
-    def db_for_write(self, model, **hints) -> str:
+    def db_for_write(self, model: type[models.Model], **hints: Any) -> str:
         return "default"
 
-    def allow_relation(self, obj1, obj2, **hints) -> bool:
+    def allow_relation(self, obj1: models.Model, obj2: models.Model, **hints: Any) -> bool:
         # The replica holds the same rows as the primary.
         return True
 
-    def allow_migrate(self, db: str, app_label: str, **hints) -> bool:
+    def allow_migrate(self, db: str, app_label: str, **hints: Any) -> bool:
         return db == "default"
 
 
@@ -50,10 +53,10 @@ class PrimaryAfterWriteMiddleware:
     COOKIE = "use_primary"
     SAFE_METHODS = ("GET", "HEAD", "OPTIONS", "TRACE")
 
-    def __init__(self, get_response) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         writes = request.method not in self.SAFE_METHODS
         token = use_primary(writes or self.COOKIE in request.COOKIES)
         try:

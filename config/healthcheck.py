@@ -34,7 +34,8 @@ def check_web() -> None:
 
 
 def served_host() -> str:
-    for host in settings.ALLOWED_HOSTS:
+    hosts: list[str] = settings.ALLOWED_HOSTS
+    for host in hosts:
         name = host.lstrip(".")
         if name and name != "*":
             return name

@@ -16,6 +16,7 @@ import traceback
 import uuid
 from collections.abc import Callable
 from contextvars import ContextVar
+from typing import Any
 
 import sentry_sdk
 from celery._state import get_current_task
@@ -35,10 +36,13 @@ VALID_REQUEST_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+=/-]{0,127}")
 SECRET_URL_ARGUMENTS = ("token", "key")
 
 request_id: ContextVar[str | None] = ContextVar("request_id", default=None)
+# What tells one error apart from another: logger, message, exception type and
+# where it was raised.
+ErrorKey = tuple[str, str, type[BaseException] | None, tuple[str, int | None] | None]
 access_logger = logging.getLogger("papershelf.access")
 
 
-def configure(config: dict) -> None:
+def configure(config: dict[str, Any]) -> None:
     """Apply settings.LOGGING (Django's LOGGING_CONFIG, and Celery's), with
     Python's warnings logged as py.warnings rather than printed bare."""
     logging.config.dictConfig(config)
@@ -57,13 +61,16 @@ class RequestIdMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        request.request_id = self.request_id_of(request)
-        token = request_id.set(request.request_id)
-        sentry_sdk.set_tag("request_id", request.request_id)
+        this_request_id = self.request_id_of(request)
+        # Kept on the request too, for records Django logs with the request
+        # once this middleware has returned (ContextFilter).
+        request.request_id = this_request_id  # type: ignore[attr-defined]
+        token = request_id.set(this_request_id)
+        sentry_sdk.set_tag("request_id", this_request_id)
         started = time.perf_counter()
         try:
             response = self.get_response(request)
-            response[REQUEST_ID_HEADER] = request.request_id
+            response[REQUEST_ID_HEADER] = this_request_id
             log_request(request, response, seconds=time.perf_counter() - started)
             return response
         finally:
@@ -122,7 +129,7 @@ class ContextFilter(logging.Filter):
 class TextFormatter(logging.Formatter):
     """`2026-11-01T06:00:00.123Z INFO catalog.views request=… task=- message`"""
 
-    converter = time.gmtime
+    converter = staticmethod(time.gmtime)
     default_time_format = "%Y-%m-%dT%H:%M:%S"
     default_msec_format = "%s.%03dZ"
 
@@ -138,7 +145,7 @@ class JsonFormatter(BaseJsonFormatter):
     """One JSON object a line: time, level, logger, message, request_id, task_id,
     task_name, the fields passed in `extra`, and exc_info with the traceback."""
 
-    converter = TextFormatter.converter
+    converter = staticmethod(TextFormatter.converter)
     default_time_format = TextFormatter.default_time_format
     default_msec_format = TextFormatter.default_msec_format
 
@@ -162,7 +169,7 @@ class ThrottledAdminEmailHandler(AdminEmailHandler):
 
     def __init__(self) -> None:
         super().__init__()
-        self._sent: dict[tuple, float] = {}
+        self._sent: dict[ErrorKey, float] = {}
         self._lock = threading.Lock()
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -182,7 +189,7 @@ class ThrottledAdminEmailHandler(AdminEmailHandler):
             self._sent.clear()
 
 
-def error_key(record: logging.LogRecord) -> tuple:
+def error_key(record: logging.LogRecord) -> ErrorKey:
     raised_at = None
     if record.exc_info and record.exc_info[2] is not None:
         frame = traceback.extract_tb(record.exc_info[2])[-1]

@@ -2,6 +2,7 @@
 in one warning a minute rather than a traceback a call."""
 
 import sys
+from typing import Any
 
 from django_redis.cache import RedisCache
 
@@ -24,7 +25,7 @@ class IgnoredErrors:
 class QuietRedisCache(RedisCache):
     """django-redis with IGNORE_EXCEPTIONS, its errors told by outage_log."""
 
-    def __init__(self, server: str, params: dict) -> None:
+    def __init__(self, server: str, params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self.logger = IgnoredErrors()
 
@@ -38,7 +39,7 @@ class FailOpenRedisCache(QuietRedisCache):
     not enforced.
     """
 
-    def add(self, *args, **kwargs) -> bool:
-        added = super().add(*args, **kwargs)
+    def add(self, *args: Any, **kwargs: Any) -> bool:
+        added: bool | None = super().add(*args, **kwargs)
         # A reachable Redis answers True or False; None means the call failed.
         return True if added is None else added

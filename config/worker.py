@@ -19,9 +19,10 @@ killed it. tests/faults/test_worker_killed.py measures both.
 import logging
 import threading
 import time
+from typing import Any, Protocol
 
 from celery import Celery, bootsteps
-from celery.worker import state
+from celery.worker import WorkController, state
 
 from core.outages import OutageLog
 
@@ -30,7 +31,15 @@ HEARTBEAT_SECONDS = 10
 broker_outage = OutageLog(message="A worker could not touch the messages it holds")
 
 
-def touch_held_messages(connection) -> int:
+class BrokerConnection(Protocol):
+    """What the heartbeat asks of a kombu connection (kombu comes with Celery)."""
+
+    # A kombu channel: a Redis one keeps the held messages' index (unacked_index_key).
+    @property
+    def default_channel(self) -> Any: ...
+
+
+def touch_held_messages(connection: BrokerConnection) -> int:
     """Set the delivery time of every message this worker holds to now, over a
     kombu connection to the broker; how many."""
     tags = [request.message.delivery_tag for request in list(state.requests.values())]
@@ -74,5 +83,7 @@ class HeldMessagesHeartbeat(bootsteps.StartStopStep):
 
     requires = ("celery.worker.components:Pool",)
 
-    def create(self, worker) -> MessageHeartbeat:
+    # The stubs give Step.create no result; Celery keeps what a StartStopStep's returns
+    # as the step's obj, which it starts and stops with the worker.
+    def create(self, worker: WorkController) -> MessageHeartbeat:  # type: ignore[override]
         return MessageHeartbeat(worker.app)

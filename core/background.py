@@ -9,6 +9,7 @@ it goes. EAGER_TASKS_IN_THREADS=off runs them inline instead (the test suite).
 
 import logging
 import threading
+from typing import Any, ParamSpec
 
 from celery import Task
 from django.conf import settings
@@ -19,12 +20,14 @@ logger = logging.getLogger(__name__)
 # The threads started, so that a test (or a shutdown) can wait for them.
 started_threads: list[threading.Thread] = []
 
+P = ParamSpec("P")
 
-def send(task: Task, *args, **kwargs) -> None:
+
+def send(task: Task[P, Any], *args: P.args, **kwargs: P.kwargs) -> None:
     transaction.on_commit(lambda: _send_now(task, args, kwargs), robust=True)
 
 
-def _send_now(task: Task, args: tuple, kwargs: dict) -> None:
+def _send_now(task: Task[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     if not (settings.CELERY_TASK_ALWAYS_EAGER and settings.EAGER_TASKS_IN_THREADS):
         task.delay(*args, **kwargs)
         return
@@ -35,7 +38,7 @@ def _send_now(task: Task, args: tuple, kwargs: dict) -> None:
     thread.start()
 
 
-def _run(task: Task, args: tuple, kwargs: dict) -> None:
+def _run(task: Task[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     try:
         task.apply(args=args, kwargs=kwargs, throw=True)
     except Exception:

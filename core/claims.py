@@ -41,10 +41,12 @@ def release(*, name: str, holder: str) -> None:
 
 
 @contextmanager
-def claimed(task: Task, *, name: str) -> Iterator[bool]:
+def claimed(task: Task[..., object], *, name: str) -> Iterator[bool]:
     """Whether the running task holds the job `name` (until its time limit),
     released when the block ends."""
     holder = task.request.id or uuid.uuid4().hex  # called directly, not as a task
+    if task.time_limit is None:
+        raise ValueError(f"{task.name} has no time limit, which its claim would lapse at.")
     held = take(name=name, holder=holder, seconds=task.time_limit)
     try:
         yield held

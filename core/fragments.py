@@ -13,11 +13,14 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.template import Template, engines
+from django.template.backends.django import DjangoTemplates
+from django.template.base import FilterExpression
 from django.template.loader_tags import ExtendsNode, IncludeNode
 
 _all: list["Fragments"] = []
@@ -37,7 +40,8 @@ class Fragments:
 
     @property
     def size(self) -> int:
-        return getattr(settings, self.size_setting)
+        size: int = getattr(settings, self.size_setting)
+        return size
 
     def get_or_render(self, key: bytes, render: Callable[[], str]) -> str:
         """The fragment under key, rendered now if this process has none (or the size is 0)."""
@@ -70,26 +74,37 @@ def template_digest(name: str) -> bytes:
     """A digest of a template's source and of those it extends or includes by
     name, read once per compiled template: a fragment keyed on it is rendered
     afresh after any of them is edited."""
-    template = engines["django"].engine.get_template(name)
+    backend = engines["django"]
+    if not isinstance(backend, DjangoTemplates):
+        raise TypeError(f"The 'django' template engine is {type(backend).__name__}.")
+    template = backend.engine.get_template(name)
     found = _template_digests.get(template)
     if found is None:
         found = _template_digests[template] = digest(*_sources(template, seen=set()))
     return found
 
 
-def _sources(template: Template, *, seen: set[str]) -> list[str]:
+def _sources(template: Template, *, seen: set[str | bytes | None]) -> list[str]:
     seen.add(template.origin.template_name)
     sources = [template.source]
-    for node in template.nodelist.get_nodes_by_type((ExtendsNode, IncludeNode)):
-        named = node.parent_name if isinstance(node, ExtendsNode) else node.template
-        name = named.var if isinstance(named.var, str) else None  # a constant name
+    # The stubs take one node class; Django hands it to isinstance, which takes a tuple.
+    nodes = template.nodelist.get_nodes_by_type((ExtendsNode, IncludeNode))  # type: ignore[arg-type]
+    for node in nodes:
+        if isinstance(node, ExtendsNode):
+            named = node.parent_name
+        elif isinstance(node, IncludeNode):
+            named = node.template
+        else:
+            continue
+        var = named.var if isinstance(named, FilterExpression) else None
+        name = var if isinstance(var, str) else None  # a constant name
         if name and name not in seen:
             sources += _sources(template.engine.get_template(name), seen=seen)
     return sources
 
 
 @receiver(setting_changed)
-def _forget_fragments(**kwargs) -> None:
+def _forget_fragments(**kwargs: Any) -> None:
     # Fragments show addresses and text built from settings; tests change settings at run time.
     for fragments in _all:
         fragments.clear()

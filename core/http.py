@@ -13,21 +13,32 @@ import ipaddress
 from collections.abc import Callable
 from functools import cache, wraps
 from ipaddress import IPv4Network, IPv6Network
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.views.decorators.http import require_http_methods
+
+if TYPE_CHECKING:
+    # Not imported when the module is: logging's configuration imports it before the apps load.
+    from django.contrib.auth.models import User
 
 SAFE_METHODS = ["GET", "HEAD", "OPTIONS"]
 IPNetwork = IPv4Network | IPv6Network
 
+P = ParamSpec("P")
+R = TypeVar("R", bound=HttpResponseBase)
 
-def safe_methods(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+
+def safe_methods(
+    view: Callable[Concatenate[HttpRequest, P], R],
+) -> Callable[Concatenate[HttpRequest, P], R | HttpResponse]:
     """GET and HEAD reach the view; OPTIONS is answered with the methods
     allowed, as for Django's class-based views; anything else is 405."""
 
     @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def wrapper(request: HttpRequest, /, *args: P.args, **kwargs: P.kwargs) -> R | HttpResponse:
         if request.method == "OPTIONS":
             response = HttpResponse()
             response["Allow"] = ", ".join(SAFE_METHODS)
@@ -67,7 +78,7 @@ def client_ip(request: HttpRequest) -> str:
     written by the client and prove nothing. An entry that is not an address
     ends the walk: no proxy we trust would write it.
     """
-    address = request.META.get("REMOTE_ADDR", "")
+    address: str = request.META.get("REMOTE_ADDR", "")
     if not is_trusted_proxy(address):
         return address
     hops = [hop.strip() for hop in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
@@ -80,3 +91,13 @@ def client_ip(request: HttpRequest) -> str:
             return address
     # Proxies all the way: the leftmost is the best there is.
     return address
+
+
+def signed_in_user(request: HttpRequest) -> "User":
+    """The user of a request that only signed-in users reach (a view behind
+    login_required, the admin's actions): never the anonymous user."""
+    user = request.user
+    if not user.is_authenticated:
+        # login_required (or the admin's own check) sends everyone else away first.
+        raise PermissionDenied
+    return user

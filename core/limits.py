@@ -8,12 +8,14 @@ fetched by feed readers, which never log in: every client is limited there.
 """
 
 from collections.abc import Callable
+from typing import TypeVar
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponseBase
 from django_ratelimit.decorators import ratelimit
 
-View = Callable[..., HttpResponse]
+# A view; the limit's wrapper takes and gives what it does (functools.wraps).
+View = TypeVar("View", bound=Callable[..., HttpResponseBase])
 
 
 def limit_per_address(
@@ -31,7 +33,10 @@ def limit_per_address(
             return None
         return getattr(settings, setting) or None
 
-    return ratelimit(group=group, key="ip", rate=rate, method=ratelimit.ALL, block=True)
+    decorator: Callable[[View], View] = ratelimit(
+        group=group, key="ip", rate=rate, method=ratelimit.ALL, block=True
+    )
+    return decorator
 
 
 def is_search(request: HttpRequest) -> bool:

@@ -74,5 +74,6 @@ def database_unavailable(request: HttpRequest, error: BaseException) -> HttpResp
     response["Cache-Control"] = "no-store"
     # Told by database_outage, once a minute: Django would log (and mail) an
     # error for every request it answers with a 5xx.
-    response._has_been_logged = True
+    # The flag is Django's own (django.utils.log.log_response), missing from its stubs.
+    response._has_been_logged = True  # type: ignore[attr-defined]
     return response

@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import TextIO, TypeVar
 
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 from tqdm import tqdm
 
 logger = logging.getLogger("papershelf.progress")
@@ -81,12 +81,12 @@ class Progress:
     def __enter__(self) -> "Progress":
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
 
 def each_with_progress(
-    items: QuerySet | Sequence[T], *, what: str, unit: str, enabled: bool = True
+    items: QuerySet[Model, T] | Sequence[T], *, what: str, unit: str, enabled: bool = True
 ) -> Iterator[T]:
     """items one by one (a queryset streamed), with the progress shown as they go."""
     total = items.count() if isinstance(items, QuerySet) else len(items)

@@ -3,8 +3,21 @@ query instead of a query of its own: string_agg on PostgreSQL, group_concat
 on SQLite. Fields are joined by FIELD and rows by ROW, two control characters
 no title, name, slug or code holds."""
 
-from django.db.models import Aggregate, Expression, QuerySet, Subquery, TextField, Value
+from typing import Any
+
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import (
+    Aggregate,
+    Expression,
+    F,
+    Model,
+    QuerySet,
+    Subquery,
+    TextField,
+    Value,
+)
 from django.db.models.functions import Concat
+from django.db.models.sql.compiler import SQLCompiler
 
 FIELD = "\x1f"
 ROW = "\x1e"
@@ -14,17 +27,19 @@ class JoinedText(Aggregate):
     function = "STRING_AGG"
     output_field = TextField()
 
-    def __init__(self, expression: Expression, **extra) -> None:
+    def __init__(self, expression: Expression | F | str, **extra: Any) -> None:
         super().__init__(expression, Value(ROW), **extra)
 
-    def as_sqlite(self, compiler, connection, **extra_context):
+    def as_sqlite(
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra_context: Any
+    ) -> tuple[str, tuple[str | int, ...]]:
         return super().as_sql(compiler, connection, function="GROUP_CONCAT", **extra_context)
 
 
-def joined_rows(rows: QuerySet, *, by: str, fields: list[str]) -> Subquery:
+def joined_rows(rows: QuerySet[Model], *, by: str, fields: list[str]) -> Subquery:
     """A subquery giving, for the outer row, `fields` of every row of `rows`
     whose `by` column is the outer row's key (rows filtered on OuterRef)."""
-    parts: list = []
+    parts: list[Value | str] = []
     for field in fields:
         if parts:
             parts.append(Value(FIELD))

@@ -6,7 +6,7 @@ import sys
 
 from django.conf import settings
 from django.contrib.staticfiles import finders
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import render
 from django.urls import reverse
 from django.views import defaults, static
@@ -27,14 +27,17 @@ def robots_txt(request: HttpRequest) -> HttpResponse:
 @safe_methods
 def favicon(request: HttpRequest) -> FileResponse:
     # Browsers and feed readers ask for /favicon.ico whatever the page links.
-    icon = open(finders.find("favicon.ico"), "rb")  # noqa: SIM115 - FileResponse closes it
+    path = finders.find("favicon.ico")
+    if path is None:
+        raise Http404("No favicon.")
+    icon = open(path, "rb")  # noqa: SIM115 - FileResponse closes it
     response = FileResponse(icon, content_type="image/x-icon")
     response["Cache-Control"] = f"public, max-age={SITE_FILE_MAX_AGE}"
     return response
 
 
 @safe_methods
-def media_file(request: HttpRequest, path: str) -> HttpResponse:
+def media_file(request: HttpRequest, path: str) -> HttpResponseBase:
     """An uploaded file under MEDIA_ROOT (preview images), when no proxy or
     bucket serves them. Files are never rewritten in place, so they may be cached."""
     try:

@@ -1,3 +1,5 @@
+from typing import TYPE_CHECKING, Any, TypedDict
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
@@ -8,18 +10,32 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from catalog.models import Paper, Tag
+from core.forms import choice_field
+from core.http import signed_in_user
 from curation import suggestions
 from curation.models import SuggestedPaper, Suggestion
+
+if TYPE_CHECKING:
+    from core.typing import WithAnnotations
+
+
+class ReaderCount(TypedDict):
+    """What SuggestedPaperAdmin.get_queryset gives each row."""
+
+    reader_count: int
+
+
+# Shown, never edited: what the reader sent.
+SUGGESTION_FIELDS = ("user", "link", "tag", "note", "created_at")
 
 
 class SuggestionInline(admin.TabularInline):
     model = Suggestion
     extra = 0
-    fields = ["user", "link", "tag", "note", "created_at"]
-    readonly_fields = fields
+    fields = readonly_fields = SUGGESTION_FIELDS
     can_delete = False
 
-    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: SuggestedPaper | None = None) -> bool:
         return False
 
 
@@ -67,10 +83,9 @@ class SuggestedPaperAdmin(admin.ModelAdmin):
     list_per_page = 50
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[SuggestedPaper]:
+        rows: QuerySet[SuggestedPaper] = super().get_queryset(request)
         return (
-            super()
-            .get_queryset(request)
-            .select_related("paper")
+            rows.select_related("paper")
             .annotate(reader_count=Count("suggestions"))
             .prefetch_related(
                 Prefetch("suggestions", queryset=Suggestion.objects.select_related("tag"))
@@ -80,7 +95,7 @@ class SuggestedPaperAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def get_actions(self, request: HttpRequest):
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
         actions = super().get_actions(request)
         actions.pop("delete_selected", None)
         return actions
@@ -94,7 +109,7 @@ class SuggestedPaperAdmin(admin.ModelAdmin):
         return suggested.paper.title if suggested.paper else ""
 
     @admin.display(description="readers", ordering="reader_count")
-    def reader_count(self, suggested: SuggestedPaper) -> int:
+    def reader_count(self, suggested: "WithAnnotations[SuggestedPaper, ReaderCount]") -> int:
         return suggested.reader_count
 
     @admin.display(description="tags suggested")
@@ -116,7 +131,7 @@ class SuggestedPaperAdmin(admin.ModelAdmin):
         if form is None:
             return
         link_request = suggestions.approve(
-            suggested=queryset, tags=list(form.cleaned_data["tags"]), by=request.user
+            suggested=queryset, tags=list(form.cleaned_data["tags"]), by=signed_in_user(request)
         )
         if link_request is None:
             self.message_user(request, "Those papers are already added.", messages.WARNING)
@@ -143,14 +158,17 @@ class SuggestedPaperAdmin(admin.ModelAdmin):
                 request, "Give a reason: the readers who suggested it see it.", messages.ERROR
             )
             return
-        count = suggestions.decline(suggested=queryset, reason=reason, by=request.user)
+        count = suggestions.decline(suggested=queryset, reason=reason, by=signed_in_user(request))
         self.message_user(request, f"Declined {count} suggestions.", messages.SUCCESS)
 
     def _action_form(self, request: HttpRequest) -> SuggestionActionForm | None:
         form = SuggestionActionForm(request.POST)
-        form.fields["action"].choices = self.get_action_choices(request)
+        choice_field(form, "action").choices = self.get_action_choices(request)
         if not form.is_valid():
-            errors = "; ".join(f"{name}: {' '.join(e)}" for name, e in form.errors.items())
+            # Each error comes as its message (ErrorList), whatever the stubs allow.
+            errors = "; ".join(
+                f"{name}: {' '.join(map(str, e))}" for name, e in form.errors.items()
+            )
             self.message_user(request, f"Check the form: {errors}", messages.ERROR)
             return None
         return form

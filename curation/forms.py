@@ -1,5 +1,8 @@
+from typing import Any
+
 from django import forms
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
@@ -32,7 +35,7 @@ class SuggestionForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3}),
     )
 
-    def __init__(self, *args, user, **kwargs) -> None:
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.user = user
         # Set when the link names a paper already in the catalog: not a
@@ -55,7 +58,7 @@ class SuggestionForm(forms.Form):
             self.paper_in_catalog = paper
             raise forms.ValidationError(
                 format_html(
-                    _('It is already in the catalog: <a href="{url}">{title}</a>.'),
+                    str(_('It is already in the catalog: <a href="{url}">{title}</a>.')),
                     url=paper.get_absolute_url(),
                     title=paper.title,
                 )
@@ -74,7 +77,7 @@ class SuggestionForm(forms.Form):
             ).split()
         )
 
-    def clean(self) -> dict:
+    def clean(self) -> dict[str, Any] | None:
         cleaned = super().clean()
         if suggestions_today(user=self.user) >= settings.SUGGESTIONS_PER_DAY:
             raise forms.ValidationError(

@@ -2,7 +2,7 @@
 
 import datetime
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Count, QuerySet
 from django.utils import timezone
@@ -19,12 +19,12 @@ SUGGEST = ReaderSignal.Kind.SUGGEST
 SHOWN_SUGGESTIONS = 200
 
 
-def suggestions_today(*, user: AbstractBaseUser, now: datetime.datetime | None = None) -> int:
+def suggestions_today(*, user: User, now: datetime.datetime | None = None) -> int:
     since = (now or timezone.now()) - datetime.timedelta(days=1)
     return Suggestion.objects.filter(user=user, created_at__gte=since).count()
 
 
-def reader_suggestions(*, user: AbstractBaseUser) -> list[Suggestion]:
+def reader_suggestions(*, user: User) -> list[Suggestion]:
     """The reader's suggestions, newest first, with their paper's state."""
     return list(
         Suggestion.objects.filter(user=user)
@@ -34,9 +34,7 @@ def reader_suggestions(*, user: AbstractBaseUser) -> list[Suggestion]:
 
 
 @transaction.atomic
-def suggest(
-    *, user: AbstractBaseUser, arxiv_id: str, link: str, tag: Tag | None, note: str
-) -> Suggestion:
+def suggest(*, user: User, arxiv_id: str, link: str, tag: Tag | None, note: str) -> Suggestion:
     """Record the reader's suggestion.
 
     Readers suggesting one paper share its SuggestedPaper, each with a row of
@@ -64,14 +62,14 @@ def suggest(
     return suggestion
 
 
-def suggest_in_catalog(*, user: AbstractBaseUser, paper: Paper) -> None:
+def suggest_in_catalog(*, user: User, paper: Paper) -> None:
     """A reader suggested a paper the catalog already shows: nothing for the
     curators, but a trending signal like a suggestion of a paper added later."""
     trending.record_signal(paper_id=paper.pk, reader_id=user.pk, kind=SUGGEST)
 
 
 def approve(
-    *, suggested: QuerySet[SuggestedPaper], tags: list[Tag], by: AbstractBaseUser
+    *, suggested: QuerySet[SuggestedPaper], tags: list[Tag], by: User
 ) -> LinkRequest | None:
     """Add the suggested papers from arXiv, with the tags, as curators add by link.
 
@@ -97,7 +95,7 @@ def approve(
 
 
 @transaction.atomic
-def decline(*, suggested: QuerySet[SuggestedPaper], reason: str, by: AbstractBaseUser) -> int:
+def decline(*, suggested: QuerySet[SuggestedPaper], reason: str, by: User) -> int:
     """Decline the suggestions with the reason their readers will see."""
     chosen = list(
         suggested.exclude(state=State.ADDED)
@@ -110,7 +108,11 @@ def decline(*, suggested: QuerySet[SuggestedPaper], reason: str, by: AbstractBas
     readers = {arxiv_id: count for _, arxiv_id, count in chosen}
     in_catalog = Paper.objects.filter(arxiv_id__in=list(readers)).values_list("pk", "arxiv_id")
     curation.record_each(
-        {pk: f"{_readers(readers[arxiv_id])}: {reason}" for pk, arxiv_id in in_catalog},
+        {
+            pk: f"{_readers(readers[arxiv_id])}: {reason}"
+            for pk, arxiv_id in in_catalog
+            if arxiv_id is not None  # asked for by arXiv id
+        },
         CurationEvent.Action.SUGGESTION_DECLINED,
         by=by,
     )
@@ -142,7 +144,9 @@ def settle_suggestions(*, request: LinkRequest) -> None:
         .annotate(count=Count("id"))
         .values_list("suggested_paper", "count")
     )
-    now, approved, settled = timezone.now(), {}, []
+    now = timezone.now()
+    approved: dict[int, str] = {}
+    settled: list[SuggestedPaper] = []
     for suggested in open_suggestions:
         line = lines[suggested.arxiv_id]
         ours = suggested.link_request_id == request.pk
@@ -150,7 +154,8 @@ def settle_suggestions(*, request: LinkRequest) -> None:
             suggested.state, suggested.paper_id = State.ADDED, line.paper_id
             if not ours:  # added by a curator who did not start from the suggestion
                 suggested.reviewed_by, suggested.reviewed_at = request.requested_by, now
-            approved[line.paper_id] = _readers(readers.get(suggested.pk, 0))
+            if line.paper_id is not None:  # a line in the catalog names its paper
+                approved[line.paper_id] = _readers(readers.get(suggested.pk, 0))
         elif ours and line.result in (links.Result.NOT_FOUND, links.Result.UNREADABLE):
             suggested.state = State.NOT_FOUND
         elif ours:
@@ -163,7 +168,11 @@ def settle_suggestions(*, request: LinkRequest) -> None:
     )
     # Each reader who suggested a paper now added signals it, as of now: it
     # could not trend before it was here.
-    added = {each.pk: each.paper_id for each in settled if each.state == State.ADDED}
+    added = {
+        each.pk: each.paper_id
+        for each in settled
+        if each.state == State.ADDED and each.paper_id is not None
+    }
     readers_of = Suggestion.objects.filter(suggested_paper__in=list(added)).values_list(
         "suggested_paper", "user"
     )

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
@@ -356,7 +356,7 @@ def refresh(
     return run
 
 
-def push_down_like(*, user: AbstractBaseUser, paper: Paper) -> None:
+def push_down_like(*, user: User, paper: Paper) -> None:
     """At once, before the nightly run: papers near a dismissed one rank lower,
     by their likeness to it, as the nightly ranking will do."""
     from catalog.models import SimilarPaper

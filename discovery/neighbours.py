@@ -12,9 +12,10 @@ import io
 import logging
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from django.conf import settings
@@ -26,6 +27,13 @@ from catalog.models import Paper, PaperTag, SimilarPaper
 from core.progress import Progress
 from discovery import vectors
 from discovery.models import PaperVector
+
+if TYPE_CHECKING:
+    # Types alone: faiss is imported only where an index is built or read.
+    import faiss
+
+# (paper id, vector bytes) as the database gives them.
+VectorRow = tuple[int, bytes | memoryview]
 
 logger = logging.getLogger(__name__)
 
@@ -52,20 +60,22 @@ CANDIDATES = 30
 TAG_WEIGHT = 0.1
 
 
-def make_index(matrix: np.ndarray):
+def make_index(matrix: np.ndarray) -> "faiss.Index":
     """An index of these vectors (one a row): exact, or a trained inverted file."""
     import faiss
 
     count, dimensions = matrix.shape
+    index: faiss.Index
     if count <= EXACT_SEARCH_LIMIT:
         index = faiss.IndexFlatIP(dimensions)
     else:
         clusters = max(1, min(4 * math.isqrt(count), count // TRAINING_PER_CLUSTER))
-        index = faiss.IndexIVFFlat(
+        inverted = faiss.IndexIVFFlat(
             faiss.IndexFlatIP(dimensions), dimensions, clusters, faiss.METRIC_INNER_PRODUCT
         )
-        index.train(matrix[:: max(1, count // (TRAINING_PER_CLUSTER * clusters))])
-        index.nprobe = IVF_PROBES
+        inverted.train(matrix[:: max(1, count // (TRAINING_PER_CLUSTER * clusters))])
+        inverted.nprobe = IVF_PROBES
+        index = inverted
     index.add(matrix)
     return index
 
@@ -158,7 +168,7 @@ def write_neighbours(*, found: dict[int, list[tuple[int, float]]], key: str) -> 
     return len(rows)
 
 
-def _visible_vectors(key: str, *, chunk: int):
+def _visible_vectors(key: str, *, chunk: int) -> Iterator[VectorRow]:
     """(paper id, vector bytes) of every visible paper with a vector of this key, in id order."""
     visible = Paper.objects.visible().values("pk")
     return (
@@ -187,7 +197,9 @@ def build_all(
     run = NeighbourRun()
     if total < 2:
         return run
-    id_chunks, vector_chunks, pending = [], [], []
+    id_chunks: list[np.ndarray] = []
+    vector_chunks: list[np.ndarray] = []
+    pending: list[VectorRow] = []
     with Progress("vectors", total=total, unit="papers", enabled=show_progress) as progress:
         for row in _visible_vectors(key, chunk=batch_size):
             pending.append(row)
@@ -224,14 +236,14 @@ def build_all(
 
 
 def _stack(
-    rows: list[tuple[int, bytes]], id_chunks: list[np.ndarray], vector_chunks: list[np.ndarray]
+    rows: list[VectorRow], id_chunks: list[np.ndarray], vector_chunks: list[np.ndarray]
 ) -> None:
     ids, matrix = vectors.stack(rows)
     id_chunks.append(ids)
     vector_chunks.append(matrix)
 
 
-def save_index(*, index, ids: np.ndarray, key: str) -> None:
+def save_index(*, index: "faiss.Index", ids: np.ndarray, key: str) -> None:
     import faiss
 
     directory = Path(settings.VECTOR_DIR)
@@ -252,10 +264,10 @@ def _npy(array: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
-_loaded: dict[str, tuple[float, object, np.ndarray, str]] = {}
+_loaded: "dict[str, tuple[float, faiss.Index, np.ndarray, str]]" = {}
 
 
-def load_index() -> tuple[object, np.ndarray, str, float] | None:
+def load_index() -> "tuple[faiss.Index, np.ndarray, str, float] | None":
     """The saved index, its paper ids, vector key and when it was written; kept
     in the worker's memory until a newer one is saved."""
     import faiss
@@ -315,7 +327,7 @@ def neighbours_for(*, paper_ids: Iterable[int], k: int | None = None) -> int:
     )
     if since is not None:
         rows = rows.filter(computed_at__gte=since)
-    chunk: list[tuple[int, bytes]] = []
+    chunk: list[VectorRow] = []
     for row in (
         rows.order_by("paper_id").values_list("paper_id", "vector").iterator(chunk_size=5000)
     ):
@@ -345,7 +357,7 @@ def neighbours_for(*, paper_ids: Iterable[int], k: int | None = None) -> int:
 
 
 def _compare(
-    rows: list[tuple[int, bytes]],
+    rows: list[VectorRow],
     query_ids: np.ndarray,
     queries: np.ndarray,
     candidates: dict[int, dict[int, float]],

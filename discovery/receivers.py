@@ -1,6 +1,7 @@
 """Papers stored in the catalog get their vectors and similar papers."""
 
 from collections.abc import Iterable
+from typing import Any
 
 from django.conf import settings
 from django.dispatch import receiver
@@ -12,7 +13,9 @@ from discovery.tasks import paper_neighbours
 
 
 @receiver(papers_stored, dispatch_uid="discovery_papers_stored")
-def neighbours_of_stored_papers(sender, *, paper_ids: list[int], bulk: bool, **kwargs) -> None:
+def neighbours_of_stored_papers(
+    sender: object, *, paper_ids: list[int], bulk: bool, **kwargs: Any
+) -> None:
     # A bulk import brings up to millions of papers: one task each would flood
     # the queue, so they get theirs from `build_vectors --missing` (also nightly).
     if not bulk and settings.DISCOVERY_AUTO:
@@ -28,7 +31,7 @@ def queue_neighbours(paper_ids: Iterable[int]) -> None:
 
 
 @receiver(demo_loaded, dispatch_uid="discovery_demo_loaded")
-def demo_neighbours(sender, *, paper_ids: list[int], **kwargs) -> None:
+def demo_neighbours(sender: object, *, paper_ids: list[int], **kwargs: Any) -> None:
     """The demo is small: its vectors and neighbours are built at once, so the
     paper pages of `make run` show similar papers from the start."""
     if not settings.DISCOVERY_AUTO:

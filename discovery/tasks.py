@@ -1,8 +1,9 @@
 """Background discovery: thin wrappers of discovery.neighbours and discovery.vectors."""
 
 import logging
+from typing import Any
 
-from celery import shared_task
+from celery import Task, shared_task
 
 from core.claims import claimed
 from discovery import neighbours
@@ -20,7 +21,7 @@ logger = logging.getLogger(__name__)
     retry_jitter=True,
     max_retries=6,
 )
-def paper_neighbours(paper_ids: list[int]) -> dict:
+def paper_neighbours(paper_ids: list[int]) -> dict[str, Any]:
     """Vectors and similar papers of papers that just arrived or changed."""
     try:
         rows = neighbours.neighbours_for(paper_ids=paper_ids)
@@ -31,7 +32,7 @@ def paper_neighbours(paper_ids: list[int]) -> dict:
 
 
 @shared_task(bind=True, soft_time_limit=6 * 3600, time_limit=6 * 3600 + 60)
-def refresh_discovery(self) -> dict:
+def refresh_discovery(self: Task[[], dict[str, Any]]) -> dict[str, Any]:
     """Nightly: refit the tf-idf model when due, embed what is missing, rebuild every neighbour.
 
     One delivery at a time (core.claims). Delivered again after its worker

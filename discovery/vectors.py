@@ -13,9 +13,10 @@ import random
 import re
 import uuid
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import joblib
 import numpy as np
@@ -28,6 +29,10 @@ from catalog.models import Paper
 from core.pacing import TurnNotTaken, spacing_of, turn
 from core.progress import Progress
 from discovery.models import PaperVector
+
+if TYPE_CHECKING:
+    # Types alone: openai is imported only with the embeddings backend.
+    from openai.types import CreateEmbeddingResponse
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +72,8 @@ def normalized(matrix: np.ndarray) -> np.ndarray:
     matrix = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return matrix / norms
+    unit: np.ndarray = matrix / norms
+    return unit
 
 
 @dataclass(frozen=True)
@@ -100,7 +106,7 @@ class TfidfBackend:
         vectors = normalized(self.svd.transform(weights))
         return Embedded(vectors=vectors, terms=self._top_terms(weights))
 
-    def _top_terms(self, weights) -> list[list[str]]:
+    def _top_terms(self, weights: Any) -> list[list[str]]:  # scikit-learn's (untyped) CSR matrix
         terms = []
         for row in range(weights.shape[0]):
             start, end = weights.indptr[row], weights.indptr[row + 1]
@@ -154,7 +160,7 @@ def fit_tfidf(
     return path
 
 
-def embedding_turn():
+def embedding_turn() -> AbstractContextManager[None]:
     """Calls to the embeddings endpoint start EMBEDDING_RATE_LIMIT apart, across every worker."""
     spacing = spacing_of(settings.EMBEDDING_RATE_LIMIT)
     return turn("embeddings", spacing=spacing, exclusive=False, max_wait=120 + 10 * spacing)
@@ -227,7 +233,7 @@ class OpenAIEmbeddingBackend:
             + "; ".join(problems)
         )
 
-    def _request(self, batch: list[str]):
+    def _request(self, batch: list[str]) -> "CreateEmbeddingResponse":
         import openai
 
         try:
@@ -251,12 +257,12 @@ class OpenAIEmbeddingBackend:
         except (openai.APIResponseValidationError, ValueError) as exc:
             raise InvalidEmbeddings(f"unreadable answer: {exc}") from exc
 
-    def _check(self, response, *, expected: int) -> np.ndarray:
+    def _check(self, response: object, *, expected: int) -> np.ndarray:
         data = getattr(response, "data", None)
         if not isinstance(data, list) or len(data) != expected:
             got = len(data) if isinstance(data, list) else type(data).__name__
             raise InvalidEmbeddings(f"expected {expected} embeddings, got {got}")
-        ordered: list = [None] * expected
+        ordered: list[object] = [None] * expected
         for position, item in enumerate(data):
             index = getattr(item, "index", position)
             if (
@@ -326,7 +332,7 @@ def fit_on_catalog(*, sample: int | None = None) -> Path:
     ids = list(Paper.objects.visible().values_list("pk", flat=True))
     if len(ids) > sample:
         ids = random.Random(0).sample(ids, sample)
-    texts = []
+    texts: list[str] = []
     for start in range(0, len(ids), 5000):
         rows = Paper.objects.filter(pk__in=ids[start : start + 5000]).values_list(
             "title", "abstract"
@@ -418,7 +424,7 @@ def vectors_of(*, paper_ids: Iterable[int], key: str) -> tuple[np.ndarray, np.nd
     return stack(rows.values_list("paper_id", "vector"))
 
 
-def stack(rows: Iterable[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]:
+def stack(rows: Iterable[tuple[int, bytes | memoryview]]) -> tuple[np.ndarray, np.ndarray]:
     ids, vectors = [], []
     for pk, raw in rows:
         ids.append(pk)

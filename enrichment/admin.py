@@ -16,7 +16,9 @@ def _queue(request: HttpRequest, queryset: QuerySet[Paper], **options: bool) -> 
 
 
 @admin.action(description="Generate summaries", permissions=["change"])
-def generate_summaries(modeladmin, request: HttpRequest, queryset: QuerySet[Paper]) -> None:
+def generate_summaries(
+    modeladmin: PaperAdmin, request: HttpRequest, queryset: QuerySet[Paper]
+) -> None:
     _queue(request, queryset)
 
 
@@ -24,7 +26,9 @@ def generate_summaries(modeladmin, request: HttpRequest, queryset: QuerySet[Pape
     description="Regenerate summaries (overwrite machine output, keep curator edits)",
     permissions=["change"],
 )
-def regenerate_summaries(modeladmin, request: HttpRequest, queryset: QuerySet[Paper]) -> None:
+def regenerate_summaries(
+    modeladmin: PaperAdmin, request: HttpRequest, queryset: QuerySet[Paper]
+) -> None:
     _queue(request, queryset, regenerate=True)
 
 
@@ -32,7 +36,7 @@ def regenerate_summaries(modeladmin, request: HttpRequest, queryset: QuerySet[Pa
     description="Regenerate summaries, overwriting curator edits too", permissions=["change"]
 )
 def regenerate_summaries_overwriting_curator_edits(
-    modeladmin, request: HttpRequest, queryset: QuerySet[Paper]
+    modeladmin: PaperAdmin, request: HttpRequest, queryset: QuerySet[Paper]
 ) -> None:
     _queue(request, queryset, regenerate=True, overwrite_curator=True)
 

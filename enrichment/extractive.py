@@ -41,12 +41,12 @@ class AbstractTokenizer:
 
 
 class ExtractiveBackend:
-    kind = Summary.Backend.EXTRACTIVE
+    kind: str = Summary.Backend.EXTRACTIVE
     written_by = "LexRank sentence extraction (sumy)"
     model_name = "sumy LexRank"
     prompt_version = ""
     # Translation only ever comes from a model or a person.
-    translation_languages = ()
+    translation_languages: tuple[str, ...] = ()
 
     def __init__(self) -> None:
         self._tokenizer = AbstractTokenizer()
@@ -65,7 +65,7 @@ class ExtractiveBackend:
             summary = document.sentences
         else:
             summary = self._summarizer(document, SUMMARY_SENTENCES)
-        takeaways = ()
+        takeaways: tuple[object, ...] = ()  # sumy's sentences
         if sentence_count >= MIN_TAKEAWAYS:
             takeaways = self._summarizer(document, min(MAX_TAKEAWAYS, sentence_count))
         return Enrichment(

@@ -1,10 +1,14 @@
 """Enrichment by any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama...)."""
 
 import logging
+from contextlib import AbstractContextManager
+from typing import Any
 
 import openai
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from openai.types.chat import ChatCompletionMessageParam
+from openai.types.chat.chat_completion import Choice
 
 from catalog.models import Summary
 from core.pacing import TurnNotTaken, spacing_of, turn
@@ -15,14 +19,14 @@ from enrichment.validation import InvalidAnswer, parse_answer
 logger = logging.getLogger(__name__)
 
 
-def model_turn():
+def model_turn() -> AbstractContextManager[None]:
     """Calls to the model start SUMMARY_RATE_LIMIT apart, across every worker."""
     spacing = spacing_of(settings.SUMMARY_RATE_LIMIT)
     return turn("language-model", spacing=spacing, exclusive=False, max_wait=120 + 10 * spacing)
 
 
 class LanguageModelBackend:
-    kind = Summary.Backend.LLM
+    kind: str = Summary.Backend.LLM
     prompt_version = PROMPT_VERSION
 
     def __init__(
@@ -80,9 +84,11 @@ class LanguageModelBackend:
             + "; ".join(problems)
         )
 
-    def _complete(self, messages: list[dict]):
+    def _complete(self, messages: list[ChatCompletionMessageParam]) -> Choice | None:
         """The first choice of one chat completion (the client retries 429, 5xx and timeouts)."""
-        extra = {"response_format": {"type": "json_object"}} if self._json_mode else {}
+        extra: dict[str, Any] = (
+            {"response_format": {"type": "json_object"}} if self._json_mode else {}
+        )
         try:
             with model_turn():
                 completion = self._client.chat.completions.create(

@@ -102,7 +102,8 @@ def _render(page: pdfium.PdfPage, *, width: int) -> Image.Image:
     page_width, page_height = page.get_size()
     # A freakishly tall page must not become a huge bitmap.
     scale = min(width / page_width, 4 * width / page_height)
-    return page.render(scale=scale).to_pil()
+    image: Image.Image = page.render(scale=scale).to_pil()
+    return image
 
 
 def _figure_boxes(page: pdfium.PdfPage) -> list[tuple[float, float, float, float]]:
@@ -120,7 +121,9 @@ def _figure_boxes(page: pdfium.PdfPage) -> list[tuple[float, float, float, float
     return boxes
 
 
-def _crop(rendered: Image.Image, page: pdfium.PdfPage, box) -> Image.Image:
+def _crop(
+    rendered: Image.Image, page: pdfium.PdfPage, box: tuple[float, float, float, float]
+) -> Image.Image:
     """The part of the rendered page inside box, in PDF points from the bottom left."""
     left, _bottom, right, top = page.get_cropbox()
     scale = rendered.width / (right - left)
@@ -206,7 +209,7 @@ def store_previews(*, paper: Paper, images: list[RenderedImage]) -> list[PaperIm
         )
         rows.append(row)
     storage = PaperImage._meta.get_field("image").storage
-    new_names = {row.image.name for row in rows}
+    new_names = {row.image.name for row in rows if row.image.name}  # each saved just above
     try:
         with transaction.atomic():
             old_names = list(

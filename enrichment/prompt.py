@@ -1,6 +1,8 @@
 """The instructions the language model gets. Change PROMPT_VERSION with the text:
 each stored summary records the version that produced it."""
 
+from typing import TYPE_CHECKING
+
 from django.utils.translation import get_language_info
 
 from enrichment.validation import (
@@ -30,14 +32,22 @@ Rules:
 - Plain text with Markdown at most; no HTML."""
 
 
+if TYPE_CHECKING:
+    # Types alone: openai is imported only with its backend (enrichment.backends).
+    from openai.types.chat import ChatCompletionMessageParam
+
+
 def language_name(code: str) -> str:
     try:
-        return get_language_info(code)["name"]
+        name: str = get_language_info(code)["name"]
+        return name
     except KeyError:
         return code
 
 
-def build_messages(*, title: str, abstract: str, languages: tuple[str, ...]) -> list[dict]:
+def build_messages(
+    *, title: str, abstract: str, languages: tuple[str, ...]
+) -> "list[ChatCompletionMessageParam]":
     wanted = ", ".join(f'"{code}" ({language_name(code)})' for code in languages) or "none"
     user = f"Title: {title}\n\nAbstract:\n{abstract}\n\nTranslations wanted: {wanted}"
     return [

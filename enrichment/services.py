@@ -4,6 +4,7 @@ import datetime
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -37,7 +38,7 @@ class EnrichmentReport:
             parts.append("kept existing " + describe(self.kept))
         return f"{label}: " + ("; ".join(parts) or "nothing to store")
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "paper": self.paper.pk,
             "stored": [list(key) for key in self.stored],
@@ -52,7 +53,10 @@ def describe(keys: Iterable[Key]) -> str:
 
 def planned_keys(backend: EnrichmentBackend) -> list[Key]:
     """The summaries a backend writes for a paper."""
-    keys = [(SOURCE_LANGUAGE, Summary.Kind.SUMMARY), (SOURCE_LANGUAGE, Summary.Kind.TAKEAWAYS)]
+    keys: list[Key] = [
+        (SOURCE_LANGUAGE, Summary.Kind.SUMMARY),
+        (SOURCE_LANGUAGE, Summary.Kind.TAKEAWAYS),
+    ]
     keys += [(language, Summary.Kind.TRANSLATION) for language in backend.translation_languages]
     return keys
 

@@ -2,6 +2,7 @@
 
 import datetime
 import logging
+from typing import Any
 
 from celery import shared_task
 
@@ -28,7 +29,7 @@ def summarize_paper(
     regenerate: bool = False,
     overwrite_curator: bool = False,
     requested_at: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Idempotent, so that a delivery again after its worker died does no harm:
     a paper already summarised is left alone without asking the model, and a
     regeneration keeps what was written since it was asked for (requested_at,
@@ -55,7 +56,7 @@ def summarize_paper(
     retry_jitter=True,
     max_retries=5,
 )
-def render_paper_previews(paper_id: int) -> dict:
+def render_paper_previews(paper_id: int) -> dict[str, Any]:
     paper = Paper.objects.filter(pk=paper_id).first()
     if paper is None:
         return {"paper": paper_id, "error": "the paper no longer exists"}

@@ -1,3 +1,6 @@
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, TypedDict
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
@@ -5,7 +8,7 @@ from django.contrib.admin.views.main import ChangeList
 from django.contrib.admin.widgets import AutocompleteSelectMultiple
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -15,9 +18,14 @@ from django.utils.translation import ngettext
 
 from catalog import curation
 from catalog.models import Paper, Tag
+from core.forms import choice_field
+from core.http import signed_in_user
 from ingest import links, tasks
 from ingest.models import InboxEntry, IngestRun, IngestSource, LinkRequest, OaiHarvest, TagRule
 from ingest.tagging import compile_rule
+
+if TYPE_CHECKING:
+    from core.typing import StrOrPromise, WithAnnotations
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -26,10 +34,10 @@ class ReadOnlyAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
 
@@ -86,7 +94,7 @@ class IngestSourceAdmin(admin.ModelAdmin):
         return format_html("<table><thead><tr>{}</tr></thead><tbody>{}</tbody></table>", head, rows)
 
     @admin.action(description="Read the latest listing now", permissions=["change"])
-    def read_listing_now(self, request: HttpRequest, queryset) -> None:
+    def read_listing_now(self, request: HttpRequest, queryset: QuerySet[IngestSource]) -> None:
         source_ids = list(queryset.exclude(listing_categories="").values_list("pk", flat=True))
         for source_id in source_ids:
             tasks.queue_listing_read(source_id=source_id)
@@ -101,7 +109,7 @@ class IngestSourceAdmin(admin.ModelAdmin):
         )
 
     @admin.action(description="Run now", permissions=["change"])
-    def run_now(self, request: HttpRequest, queryset) -> None:
+    def run_now(self, request: HttpRequest, queryset: QuerySet[IngestSource]) -> None:
         source_ids = list(queryset.values_list("pk", flat=True))
         for source_id in source_ids:
             tasks.queue_source_run(source_id=source_id)
@@ -150,7 +158,7 @@ class TagRuleAdmin(admin.ModelAdmin):
         return ", ".join(line.strip() for line in rule.keywords.splitlines() if line.strip())
 
     @admin.action(description="Re-apply to the whole catalog", permissions=["change"])
-    def reapply(self, request: HttpRequest, queryset) -> None:
+    def reapply(self, request: HttpRequest, queryset: QuerySet[TagRule]) -> None:
         tasks.queue_tag_rules(rule_ids=list(queryset.values_list("pk", flat=True)))
         self.message_user(request, "Queued: the selected rules will tag matching papers shortly.")
 
@@ -198,7 +206,7 @@ class AddPapersForm(forms.Form):
     )
 
     def clean_text(self) -> str:
-        text = self.cleaned_data["text"]
+        text: str = self.cleaned_data["text"]
         try:
             links.parse_lines(text)
         except links.InvalidRequest as err:
@@ -216,12 +224,12 @@ class LinkRequestAdmin(admin.ModelAdmin):
     list_filter = ["run__status"]
     date_hierarchy = "created_at"
 
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: LinkRequest | None = None) -> bool:
         return False
 
     @admin.display(description="by")
     def requester(self, link_request: LinkRequest) -> str:
-        if link_request.requested_by_id:
+        if link_request.requested_by is not None:
             return link_request.requested_by.get_username()
         return link_request.actor
 
@@ -237,10 +245,12 @@ class LinkRequestAdmin(admin.ModelAdmin):
             if result != links.Result.REPEATED
         )
 
-    def add_view(self, request: HttpRequest, form_url: str = "", extra_context=None):
+    def add_view(
+        self, request: HttpRequest, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         if not self.has_add_permission(request):
             raise PermissionDenied
-        initial = {}
+        initial: dict[str, Any] = {}
         retried = request.GET.get("retry", "")
         if retried.isdigit() and (earlier := LinkRequest.objects.filter(pk=retried).first()):
             initial = {"text": earlier.text, "tags": earlier.tags.all(), "note": earlier.note}
@@ -250,7 +260,7 @@ class LinkRequestAdmin(admin.ModelAdmin):
                 text=form.cleaned_data["text"],
                 tags=list(form.cleaned_data["tags"]),
                 note=form.cleaned_data["note"],
-                by=request.user,
+                by=signed_in_user(request),
             )
             tasks.queue_link_request(request_id=link_request.pk)
             self.message_user(
@@ -271,11 +281,19 @@ class LinkRequestAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "admin/ingest/linkrequest/add_papers.html", context)
 
     def change_view(
-        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context=None
-    ):
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
         link_request = self.get_object(request, object_id)
         if link_request is None:
-            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+            # The admin's own answer for a missing object; its stubs leave the method out.
+            gone: HttpResponseRedirect = self._get_obj_does_not_exist_redirect(  # type: ignore[attr-defined]
+                request, self.opts, object_id
+            )
+            return gone
         if not self.has_view_permission(request, link_request):
             raise PermissionDenied
         run = link_request.run
@@ -303,16 +321,24 @@ class LinkRequestAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "admin/ingest/linkrequest/result.html", context)
 
 
+class FilterChoice(TypedDict):
+    """One choice of a list filter, as the admin's template shows it."""
+
+    selected: bool
+    query_string: str
+    display: "StrOrPromise"
+
+
 class ReviewFilter(admin.SimpleListFilter):
     """Waiting papers unless asked otherwise: the inbox is what is left to review."""
 
     title = "review"
     parameter_name = "review"
 
-    def lookups(self, request, model_admin):
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
         return [*Paper.Review.choices, ("all", "all")]
 
-    def choices(self, changelist):
+    def choices(self, changelist: ChangeList) -> Iterator[FilterChoice]:
         value = self.value() or Paper.Review.PENDING
         for lookup, title in self.lookup_choices:
             yield {
@@ -321,11 +347,19 @@ class ReviewFilter(admin.SimpleListFilter):
                 "display": title,
             }
 
-    def queryset(self, request, queryset):
+    def queryset(
+        self, request: HttpRequest, queryset: QuerySet[InboxEntry]
+    ) -> QuerySet[InboxEntry]:
         value = self.value() or Paper.Review.PENDING
         if value == "all":
             return queryset
         return queryset.filter(paper__review=value)
+
+
+class RulesMatched(TypedDict):
+    """What InboxChangeList gives each entry of the page."""
+
+    rules_matched: list[str]
 
 
 class InboxChangeList(ChangeList):
@@ -380,22 +414,22 @@ class InboxEntryAdmin(admin.ModelAdmin):
     actions = ["publish_with_tags", "reject"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[InboxEntry]:
-        return (
-            super()
-            .get_queryset(request)
-            .select_related("paper__primary_category", "source")
-            .prefetch_related("paper__tags", "paper__code_links", "paper__categories")
+        entries: QuerySet[InboxEntry] = super().get_queryset(request)
+        return entries.select_related("paper__primary_category", "source").prefetch_related(
+            "paper__tags", "paper__code_links", "paper__categories"
         )
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def get_actions(self, request: HttpRequest):
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
         actions = super().get_actions(request)
         actions.pop("delete_selected", None)
         return actions
 
-    def changelist_view(self, request: HttpRequest, extra_context=None):
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         title = "Review inbox: publish or reject the papers sources brought"
         return super().changelist_view(request, {"title": title, **(extra_context or {})})
 
@@ -413,11 +447,11 @@ class InboxEntryAdmin(admin.ModelAdmin):
     def tag_list(self, entry: InboxEntry) -> str:
         return ", ".join(tag.name for tag in entry.paper.tags.all())
 
-    def get_changelist(self, request: HttpRequest, **kwargs):
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return InboxChangeList
 
     @admin.display(description="tag rules matched")
-    def rules_matched(self, entry: InboxEntry) -> str:
+    def rules_matched(self, entry: "WithAnnotations[InboxEntry, RulesMatched]") -> str:
         return ", ".join(entry.rules_matched)
 
     @admin.display(description="code")
@@ -440,7 +474,7 @@ class InboxEntryAdmin(admin.ModelAdmin):
         if tags is None:
             return
         published = curation.publish(
-            Paper.objects.filter(inbox_entry__in=queryset), tags=tags, by=request.user
+            Paper.objects.filter(inbox_entry__in=queryset), tags=tags, by=signed_in_user(request)
         )
         with_tags = f" with {curation.tag_names(tags)}" if tags else ""
         self.message_user(
@@ -449,7 +483,9 @@ class InboxEntryAdmin(admin.ModelAdmin):
 
     @admin.action(description="Reject selected papers", permissions=["change"])
     def reject(self, request: HttpRequest, queryset: QuerySet[InboxEntry]) -> None:
-        rejected = curation.reject(Paper.objects.filter(inbox_entry__in=queryset), by=request.user)
+        rejected = curation.reject(
+            Paper.objects.filter(inbox_entry__in=queryset), by=signed_in_user(request)
+        )
         self.message_user(
             request,
             f"Rejected {len(rejected)} papers: they stay hidden and later runs leave them out.",
@@ -458,7 +494,7 @@ class InboxEntryAdmin(admin.ModelAdmin):
 
     def _chosen_tags(self, request: HttpRequest) -> list[Tag] | None:
         form = InboxActionForm(request.POST)
-        form.fields["action"].choices = self.get_action_choices(request)
+        choice_field(form, "action").choices = self.get_action_choices(request)
         if not form.is_valid() and "tags" in form.errors:
             self.message_user(request, "Choose existing tags.", messages.ERROR)
             return None

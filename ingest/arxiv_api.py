@@ -147,7 +147,10 @@ def read_query(
         older = [
             n
             for n, entry in enumerate(page)
-            if since and not isinstance(entry, Skipped) and entry.updated_at < since
+            if since
+            and not isinstance(entry, Skipped)
+            and entry.updated_at is not None  # always there: records without dates are skipped
+            and entry.updated_at < since
         ]
         yield Batch(page[: older[0]] if older else page)
         if older:

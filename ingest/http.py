@@ -16,7 +16,7 @@ import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import requests
 from django.conf import settings
@@ -60,7 +60,7 @@ class ArxivHttp:
     give_up_after: float | None = None
 
     @classmethod
-    def from_settings(cls, **overrides) -> "ArxivHttp":
+    def from_settings(cls, **overrides: Any) -> "ArxivHttp":
         options = {
             "user_agent": settings.ARXIV_USER_AGENT,
             "timeout": settings.ARXIV_REQUEST_TIMEOUT,
@@ -93,7 +93,7 @@ class ArxivHttp:
         raise AssertionError("unreachable")
 
     def wait_before_retry(self, attempt: int, *, retry_after: float | None) -> float:
-        backoff = self.retry_base_wait * 2**attempt
+        backoff: float = self.retry_base_wait * 2**attempt
         wait = max(backoff, retry_after or 0) + random.uniform(0, self.retry_base_wait)
         return min(wait, self.retry_max_wait)
 

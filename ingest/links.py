@@ -15,6 +15,7 @@ import logging
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from django.db import transaction
 from django.dispatch import Signal
@@ -23,7 +24,7 @@ from catalog import arxiv_ids, curation
 from catalog.models import CurationEvent, Paper, Tag
 from ingest.arxiv_api import IDS_PER_REQUEST, ArxivClient, read_ids
 from ingest.models import IngestRun, LinkRequest
-from ingest.pipeline import store_batch
+from ingest.pipeline import BatchOutcome, store_batch
 from ingest.records import ArxivRecord, Entry, SourceUnreadable
 from ingest.runs import Run
 from ingest.upsert import Outcome, StoredPaper
@@ -80,7 +81,7 @@ class Line:
     detail: str = ""
 
     @classmethod
-    def from_json(cls, data: dict) -> "Line":
+    def from_json(cls, data: dict[str, Any]) -> "Line":
         return cls(**{**data, "result": Result(data["result"])})
 
 
@@ -129,7 +130,7 @@ def request_papers(
     Raises InvalidRequest (nothing stored) for text that names no paper or too many.
     """
     lines = parse_lines(text)
-    wanted = [line.arxiv_id for line in lines if line.result == Result.WAITING]
+    wanted = _waiting_ids(lines)
     with transaction.atomic():
         # Begun by the worker that takes the request up (ingest.runs.Run.begin).
         run = IngestRun.objects.create(kind=IngestRun.Kind.LINKS, query=_describe(wanted))
@@ -145,6 +146,15 @@ def request_papers(
     return request
 
 
+def _waiting_ids(lines: list[Line]) -> list[str]:
+    # A line waits only for an id it names.
+    return [
+        line.arxiv_id
+        for line in lines
+        if line.result == Result.WAITING and line.arxiv_id is not None
+    ]
+
+
 def _describe(ids: list[str]) -> str:
     shown = " ".join(ids[:5])
     return f"{len(ids)} added by link: {shown}" + (" …" if len(ids) > 5 else "")
@@ -156,7 +166,7 @@ def add_papers(request: LinkRequest, *, client: ArxivClient | None = None) -> Li
     if request.run.status != IngestRun.Status.RUNNING:
         return request
     lines = [Line.from_json(data) for data in request.lines]
-    wanted = [line.arxiv_id for line in lines if line.result == Result.WAITING]
+    wanted = _waiting_ids(lines)
     with Run.begin(request.run) as run:
         try:
             entries = _fetch(request, wanted, client=client)
@@ -187,7 +197,7 @@ def _fetch(request: LinkRequest, wanted: list[str], *, client: ArxivClient | Non
     return entries
 
 
-def _store(request: LinkRequest, lines: list[Line], entries: list[Entry]):
+def _store(request: LinkRequest, lines: list[Line], entries: list[Entry]) -> BatchOutcome:
     by = request.requested_by or request.actor or "unknown"
     tags = list(request.tags.all())
     records = {e.arxiv_id: e for e in entries if isinstance(e, ArxivRecord)}
@@ -207,11 +217,11 @@ def _store(request: LinkRequest, lines: list[Line], entries: list[Entry]):
     unreadable = {arxiv_ids.find_id(skipped.where): skipped for skipped in outcome.skipped}
     tag_names = {tag.pk: tag.name for tag in tags}
     for line in lines:
-        if line.result != Result.WAITING:
+        if line.result != Result.WAITING or line.arxiv_id is None:
             continue
         stored = outcome.stored.get(line.arxiv_id)
         if stored is not None:
-            details = _settle(line, stored, records[line.arxiv_id])
+            line.result, details = _settle(line, stored, records[line.arxiv_id])
             if stored.tags_added:
                 names = ", ".join(tag_names[pk] for pk in stored.tags_added)
                 details.append(f"tags added: {names}")
@@ -232,27 +242,24 @@ def _store(request: LinkRequest, lines: list[Line], entries: list[Entry]):
     return outcome
 
 
-_REVIEW_DETAIL = {
+_REVIEW_DETAIL: dict[str, str] = {
     Paper.Review.PENDING: "was waiting for review: published",
     Paper.Review.REJECTED: "was rejected in review: published",
 }
 
 
-def _settle(line: Line, stored: StoredPaper, record: ArxivRecord) -> list[str]:
-    """Set the line's result from what the pipeline did; return what to say about it."""
+def _settle(line: Line, stored: StoredPaper, record: ArxivRecord) -> tuple[Result, list[str]]:
+    """The line's result from what the pipeline did (its paper noted), and what to say
+    about it."""
     line.paper_id = stored.paper_id
     if stored.outcome == Outcome.CREATED:
-        line.result = Result.ADDED
-        return []
+        return Result.ADDED, []
     if stored.matched_listing:
-        line.result = Result.ADDED
-        return ["matched the listing without an arXiv id"]
+        return Result.ADDED, ["matched the listing without an arXiv id"]
     previous, current = stored.previous_version, record.version
     if stored.outcome == Outcome.UPDATED and previous and current and current > previous:
-        line.result = Result.UPDATED
-        return [f"v{previous} → v{current}"]
-    line.result = Result.PRESENT
-    return []
+        return Result.UPDATED, [f"v{previous} → v{current}"]
+    return Result.PRESENT, []
 
 
 def _record(
@@ -266,13 +273,19 @@ def _record(
     """The history of each paper: added, or tagged when it was there already."""
     note = f": {request.note}" if request.note else ""
     with_tags = f" with {', '.join(tag_names.values())}" if tag_names else ""
-    added = [line.paper_id for line in lines if line.result == Result.ADDED]
+    # Every added or present line names its paper and its id (_settle).
+    added = [
+        line.paper_id for line in lines if line.result == Result.ADDED and line.paper_id is not None
+    ]
     curation.record(added, CurationEvent.Action.ADDED, by=by, detail=f"by link{with_tags}{note}")
     tagged = {
         line.paper_id: ", ".join(tag_names[pk] for pk in stored[line.arxiv_id].tags_added)
         + f" (by link{note})"
         for line in lines
-        if line.result in (Result.PRESENT, Result.UPDATED) and stored[line.arxiv_id].tags_added
+        if line.result in (Result.PRESENT, Result.UPDATED)
+        and line.paper_id is not None
+        and line.arxiv_id is not None
+        and stored[line.arxiv_id].tags_added
     }
     curation.record_each(tagged, CurationEvent.Action.TAGGED, by=by)
 
@@ -286,6 +299,6 @@ def _not_stored(request: LinkRequest, lines: list[Line], detail: str) -> None:
     request.save(update_fields=["lines"])
 
 
-def counts(request: LinkRequest) -> Counter:
+def counts(request: LinkRequest) -> Counter[Result]:
     """How many lines ended each way."""
     return Counter(Result(data["result"]) for data in request.lines)

@@ -167,7 +167,9 @@ class IngestRun(models.Model):
         ]
 
     def __str__(self) -> str:
-        label = self.source.name if self.source_id else self.query or self.get_kind_display()
+        label = (
+            self.source.name if self.source is not None else self.query or self.get_kind_display()
+        )
         return f"{label} at {self.started_at:%Y-%m-%d %H:%M}"
 
     @property

@@ -7,12 +7,21 @@ Requests go through ingest.http: paced, bounded in time and retried.
 
 import datetime
 from collections.abc import Iterator
+from functools import partial
 
 from django.conf import settings
 from lxml import etree
 
 from ingest.http import ArxivHttp, Retryable
-from ingest.records import Batch, MalformedEntry, Skipped, SourceUnreadable, build_record
+from ingest.records import (
+    ArxivRecord,
+    Batch,
+    Entry,
+    MalformedEntry,
+    Skipped,
+    SourceUnreadable,
+    build_record,
+)
 
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
 ARXIV = "{http://arxiv.org/OAI/arXiv/}"
@@ -43,7 +52,7 @@ def read_records(
                 params["until"] = str(until_date)
             if set_spec:
                 params["set"] = set_spec
-        batch = http.retrying(lambda params=params: _list_records(http, params), what=str(params))
+        batch = http.retrying(partial(_list_records, http, params), what=str(params))
         yield batch
         token = batch.resume_from
         if not token:
@@ -74,7 +83,7 @@ def parse_page(content: bytes) -> Batch:
     listing = root.find(f"{OAI}ListRecords")
     if listing is None:
         raise Retryable("response holds neither records nor an error")
-    entries = []
+    entries: list[Entry] = []
     for record in listing.iterfind(f"{OAI}record"):
         header = record.find(f"{OAI}header")
         if header is not None and header.get("status") == "deleted":
@@ -91,7 +100,7 @@ def parse_page(content: bytes) -> Batch:
     return Batch(entries, resume_from=token)
 
 
-def record_from_oai(metadata: etree._Element):
+def record_from_oai(metadata: etree._Element) -> ArxivRecord:
     def text(name: str) -> str:
         return metadata.findtext(f"{ARXIV}{name}") or ""
 

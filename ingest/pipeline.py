@@ -10,10 +10,10 @@ side; an ingest run (ingest.runs.Run) counts what each stored.
 import multiprocessing
 import os
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol, TypedDict, Unpack
 
 from django.db import connection, connections, transaction
 
@@ -35,8 +35,25 @@ class BatchLike(Protocol):
     @property
     def entries(self) -> Sequence[Entry]: ...
 
-    size: int
-    resume_from: str
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def resume_from(self) -> str: ...
+
+
+# Each batch with what storing it came to, as they are stored: close it on a
+# failure, so that workers stop rather than store what is queued.
+Outcomes = Generator[tuple[BatchLike, "BatchOutcome"], None, None]
+
+
+class StoreOptions(TypedDict):
+    """How stored_batches stores every batch (store_batch's options but the limit)."""
+
+    tags: list[Tag]
+    bulk: bool
+    record_filter: RecordFilter | None
+    review_run: IngestRun | None
 
 
 @dataclass
@@ -106,7 +123,7 @@ def stored_batches(
     limit: int | None = None,
     workers: int = 1,
     review_run: IngestRun | None = None,
-) -> Iterator[tuple[BatchLike, BatchOutcome]]:
+) -> Outcomes:
     """Each batch with its outcome, stored in the reader's order, at most limit
     records that pass the filter in all.
 
@@ -116,7 +133,7 @@ def stored_batches(
     break). Close the iterator on a failure, so that workers stop rather than
     store what is queued.
     """
-    options = {
+    options: StoreOptions = {
         "tags": list(tags),
         "bulk": bulk,
         "record_filter": record_filter,
@@ -139,8 +156,8 @@ def analyze_filled_tables() -> None:
 
 
 def _store_here(
-    batches: Iterable[BatchLike], *, limit: int | None, **options
-) -> Iterator[tuple[BatchLike, BatchOutcome]]:
+    batches: Iterable[BatchLike], *, limit: int | None, **options: Unpack[StoreOptions]
+) -> Outcomes:
     remaining = limit
     for batch in batches:
         outcome = store_batch(batch.entries, limit=remaining, **options)
@@ -151,14 +168,14 @@ def _store_here(
                 return
 
 
-def _store_parsed(batch: BatchLike, *, tag_ids: list[int], **options) -> BatchOutcome:
+def _store_parsed(batch: BatchLike, *, tag_ids: list[int], **options: Any) -> BatchOutcome:
     """A worker's job: parse the batch and store it."""
     return store_batch(batch.entries, tags=list(Tag.objects.filter(pk__in=tag_ids)), **options)
 
 
 def _store_in_workers(
-    batches: Iterable[BatchLike], *, workers: int, tags: list[Tag], **options
-) -> Iterator[tuple[BatchLike, BatchOutcome]]:
+    batches: Iterable[BatchLike], *, workers: int, tags: list[Tag], **options: Any
+) -> Outcomes:
     """Outcomes in the reader's order, while the workers parse and store the batches ahead.
 
     Two workers meeting on one paper or author are kept apart by the unique
@@ -168,7 +185,7 @@ def _store_in_workers(
     # Forked workers must not share this process's connections: each opens its own.
     connections.close_all()
     executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
-    pending: deque[tuple[BatchLike, Future]] = deque()
+    pending: deque[tuple[BatchLike, Future[BatchOutcome]]] = deque()
     tag_ids = [tag.pk for tag in tags]
     try:
         for batch in batches:

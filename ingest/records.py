@@ -140,7 +140,7 @@ def build_record(
     if missing:
         raise MalformedEntry(f"{parsed[0]}: missing {', '.join(missing)}")
     # Links are read from the text as written: a line break may fall inside one.
-    code_urls = ()
+    code_urls: tuple[tuple[str, str, str], ...] = ()
     if _may_hold_link(raw_abstract) or _may_hold_link(raw_comment):
         code_urls = tuple(
             (

@@ -26,7 +26,10 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass, fields
+from functools import partial
 from pathlib import Path
+from types import TracebackType
+from typing import Any, TypedDict
 
 from django.conf import settings
 from django.db import DatabaseError, connections
@@ -45,7 +48,7 @@ from ingest.pipeline import (
     analyze_filled_tables,
     stored_batches,
 )
-from ingest.records import ArxivRecord, Batch, RecordFilter, Skipped, SourceUnreadable
+from ingest.records import ArxivRecord, Batch, Entry, RecordFilter, Skipped, SourceUnreadable
 
 logger = logging.getLogger(__name__)
 
@@ -127,6 +130,15 @@ class Heartbeat:
             connections.close_all()
 
 
+class Awaited(TypedDict):
+    """An announced paper the API has not given yet, as IngestSource.awaiting keeps it."""
+
+    version: int | None
+    kind: str  # one of listing_feeds.KINDS
+    announced: str  # the listing's date, ISO
+    since: str  # when it was first awaited, ISO
+
+
 @dataclass
 class Learnt:
     """What a source's run learnt, saved on the source as its claim is given up;
@@ -139,7 +151,7 @@ class Learnt:
     # The announcement whose papers the query brought while its listing was not out.
     fallback_through: datetime.date | None = None
     # The announced papers the API has not given yet (IngestSource.awaiting).
-    awaiting: dict[str, dict] | None = None
+    awaiting: "dict[str, Awaited] | None" = None
 
     def changes(self) -> dict[str, object]:
         """The source's fields to set, by name."""
@@ -210,7 +222,7 @@ class SourceClaim:
     def __enter__(self) -> "SourceClaim":
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.release()
 
 
@@ -314,7 +326,7 @@ class Run:
         if bulk:
             analyze_filled_tables()
 
-    def store_all(self, batches: Iterable[BatchLike], **options) -> None:
+    def store_all(self, batches: Iterable[BatchLike], **options: Any) -> None:
         """store(), for a caller with nothing to do for each batch."""
         for _ in self.store(batches, **options):
             pass
@@ -338,7 +350,12 @@ class Run:
     def __enter__(self) -> "Run":
         return self
 
-    def __exit__(self, kind, error, traceback) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
         if isinstance(error, GeneratorExit):
             # A caller left the batches of a SnapshotImport or Harvest unread.
             self.stop("its batches were left unread.")
@@ -498,7 +515,9 @@ def sources_due(*, now: datetime.datetime) -> list[int]:
     )
 
 
-def _listing_trouble(listing: listing_feeds.Listing, announcement) -> str:
+def _listing_trouble(
+    listing: listing_feeds.Listing, announcement: announcements.Announcement
+) -> str:
     """What keeps the listing from being the announcement's, or ""."""
     if listing.listing_date is None:
         return "the listing feed carries no date"
@@ -513,8 +532,8 @@ def _store_listing(
     listing: listing_feeds.Listing,
     *,
     claim: SourceClaim,
-    awaited: dict[str, dict],
-    given_up: dict[str, dict],
+    awaited: dict[str, Awaited],
+    given_up: dict[str, Awaited],
 ) -> IngestRun:
     new = [a for a in listing.announced if a.is_new]
     replaced = [a for a in listing.announced if not a.is_new]
@@ -526,7 +545,7 @@ def _store_listing(
     )
     kept = [*new, *(a for a in replaced if a.arxiv_id in stored)]
     since = timezone.now().isoformat()
-    wanted = {
+    wanted: dict[str, Awaited] = {
         **awaited,
         **{
             a.arxiv_id: {
@@ -566,15 +585,15 @@ def _store_listing(
 
 
 def _store_announced(
-    run: Run, *, claim: SourceClaim, wanted: dict[str, dict], given_up: dict[str, dict]
+    run: Run, *, claim: SourceClaim, wanted: dict[str, Awaited], given_up: dict[str, Awaited]
 ) -> None:
     """Fetch the wanted papers by id and store them; those the API does not give
     yet (absent, or an older version than announced) stay awaited."""
     returned: dict[str, int | None] = {}
 
-    def batches():
+    def batches() -> Iterator[Batch]:
         for batch in arxiv_api.read_ids(list(wanted)):
-            entries = []
+            entries: list[Entry] = []
             for entry in batch.entries:
                 if isinstance(entry, ArxivRecord) and entry.arxiv_id in wanted:
                     want = wanted[entry.arxiv_id]
@@ -587,7 +606,7 @@ def _store_announced(
                 entries.append(entry)
             yield Batch(entries)
 
-    def still_awaited() -> dict[str, dict]:
+    def still_awaited() -> dict[str, Awaited]:
         return {
             arxiv_id: want
             for arxiv_id, want in wanted.items()
@@ -618,10 +637,13 @@ def _store_announced(
         )
 
 
-def _split_awaited(awaiting: dict, *, now: datetime.datetime) -> tuple[dict, dict]:
+def _split_awaited(
+    awaiting: dict[str, Awaited] | None, *, now: datetime.datetime
+) -> tuple[dict[str, Awaited], dict[str, Awaited]]:
     """The awaited papers still worth asking for, and those waited for too long."""
     cutoff = now - datetime.timedelta(hours=settings.LISTING_AWAIT_HOURS)
-    kept, given_up = {}, {}
+    kept: dict[str, Awaited] = {}
+    given_up: dict[str, Awaited] = {}
     for arxiv_id, want in (awaiting or {}).items():
         since = datetime.datetime.fromisoformat(want["since"])
         (given_up if since < cutoff else kept)[arxiv_id] = want
@@ -700,19 +722,20 @@ class Harvest:
                 yield stored
 
     def _batches(self, state: OaiHarvest) -> Iterator[Batch]:
-        period = {
-            "from_date": self.from_date,
-            "until_date": self.until_date,
-            "set_spec": self.set_spec,
-            "http": self.http,
-        }
+        read_period = partial(
+            oai.read_records,
+            from_date=self.from_date,
+            until_date=self.until_date,
+            set_spec=self.set_spec,
+            http=self.http,
+        )
         try:
-            yield from oai.read_records(resume_from=state.resumption_token, **period)
+            yield from read_period(resume_from=state.resumption_token)
         except oai.ExpiredToken:
             if not state.resumption_token:
                 raise
             state.resumption_token = ""
-            yield from oai.read_records(**period)
+            yield from read_period()
 
 
 def harvest_oai(
@@ -726,7 +749,7 @@ def harvest_oai(
     harvest = Harvest(from_date=from_date, until_date=until_date, set_spec=set_spec, http=http)
     for _ in harvest:
         pass
-    return harvest.row
+    return row_of(harvest)
 
 
 class SnapshotImport:
@@ -781,4 +804,11 @@ def import_snapshot(
     )
     for _ in importing:
         pass
-    return importing.row
+    return row_of(importing)
+
+
+def row_of(started: Harvest | SnapshotImport) -> IngestRun:
+    """The run's row of a harvest or an import, once iterating it has begun the run."""
+    if started.row is None:
+        raise RuntimeError("The run has not begun: iterate the harvest or import first.")
+    return started.row

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -79,7 +80,7 @@ def record_from_line(line: bytes | str) -> ArxivRecord:
     )
 
 
-def _text(entry: dict, key: str) -> str:
+def _text(entry: dict[str, Any], key: str) -> str:
     value = entry.get(key)
     if value is None:
         return ""
@@ -88,7 +89,7 @@ def _text(entry: dict, key: str) -> str:
     return value
 
 
-def _versions(raw) -> Iterator[tuple[int, datetime.datetime]]:
+def _versions(raw: Any) -> Iterator[tuple[int, datetime.datetime]]:
     for item in raw or ():
         try:
             number = int(str(item["version"]).lstrip("v"))
@@ -98,14 +99,14 @@ def _versions(raw) -> Iterator[tuple[int, datetime.datetime]]:
         yield number, created.astimezone(datetime.UTC)
 
 
-def _authors(entry: dict) -> list[str]:
+def _authors(entry: dict[str, Any]) -> list[str]:
     parsed = entry.get("authors_parsed")
     if isinstance(parsed, list) and parsed:
         return [_parsed_name(parts) for parts in parsed]
     return re.split(r",|\band\b", _text(entry, "authors"))
 
 
-def _parsed_name(parts) -> str:
+def _parsed_name(parts: object) -> str:
     """ "First Last Suffix" from the snapshot's [last, first, suffix]."""
     if not isinstance(parts, list) or not all(isinstance(part, str) for part in parts):
         raise MalformedEntry(f"unreadable author {parts!r}")

@@ -19,7 +19,7 @@ PaperCategory = Paper.categories.through
 @dataclass(frozen=True)
 class CompiledRule:
     tag_id: int
-    keywords: re.Pattern | None
+    keywords: re.Pattern[str] | None
     categories: frozenset[str]
 
     def matches(self, *, text: str, categories: set[str]) -> bool:
@@ -91,7 +91,7 @@ def _tag_batch(paper_ids: list[int], rules: list[CompiledRule]) -> int:
     papers = Paper.objects.filter(pk__in=paper_ids).values_list(
         "pk", "title", "abstract", F("primary_category__code")
     )
-    wanted = set()
+    wanted: set[tuple[int, int]] = set()
     for paper_id, title, abstract, primary in papers:
         codes = categories.get(paper_id, set()) | ({primary} if primary else set())
         text = f"{title}\n{abstract}"

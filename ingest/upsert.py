@@ -14,8 +14,10 @@ import enum
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, connection, transaction
+from django.db.backends.utils import CursorWrapper
 from django.db.models import BooleanField, Field, JSONField, Model, Q
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
@@ -35,6 +37,10 @@ from catalog.models import (
 )
 from catalog.services import upsert_categories
 from ingest.records import ArxivRecord
+
+if TYPE_CHECKING:
+    # A model's concrete field; Field is generic in the stubs alone, not at run time.
+    ConcreteField = Field[Any, Any]
 
 # The columns arXiv owns; everything else on a paper is the curators'.
 ARXIV_FIELDS = (
@@ -105,11 +111,18 @@ class _Planned:
     """What one record will be written as."""
 
     record: ArxivRecord
-    values: dict
+    values: dict[str, Any]  # by name: the ARXIV_FIELDS
     author_ids: list[int]
     category_ids: set[int]
     code_urls: dict[str, tuple[str, str]]  # url -> (source, kind), minus urls a curator holds
     paper_id: int | None = None  # None: a new paper, until it is inserted
+
+    @property
+    def stored_id(self) -> int:
+        """The paper's id: known for every planned paper once it is stored."""
+        if self.paper_id is None:
+            raise ValueError(f"arXiv:{self.record.arxiv_id} is not stored yet.")
+        return self.paper_id
 
 
 def upsert_records(
@@ -200,7 +213,9 @@ def _latest_per_id(records: Sequence[ArxivRecord]) -> list[ArxivRecord]:
     return [newest[arxiv_id] for arxiv_id in sorted(newest)]
 
 
-def _is_older(record: ArxivRecord, *, version, updated_at) -> bool:
+def _is_older(
+    record: ArxivRecord, *, version: int | None, updated_at: datetime.datetime | None
+) -> bool:
     if record.version is not None and version is not None:
         return record.version < version
     # Without version numbers only the day is sure: OAI-PMH gives dates alone.
@@ -271,14 +286,16 @@ def _upsert_round(
     stored = _lock_stored(records, title_keys=title_keys, match_titles=match_titles)
     by_id = {p.arxiv_id: p for p in stored if p.arxiv_id}
     idless_by_key: dict[str, Paper] = {}
-    for paper in stored:
-        if not paper.arxiv_id:
-            idless_by_key.setdefault(paper.title_key, paper)
+    for listing in stored:
+        if not listing.arxiv_id:
+            idless_by_key.setdefault(listing.title_key, listing)
     links = _stored_links(stored)
     stored_authors = _stored_author_ids(stored)
     stored_categories = _stored_category_ids(stored)
 
-    new, changed, unchanged_ids = [], [], []
+    new: list[_Planned] = []
+    changed: list[_Planned] = []
+    unchanged_ids: list[int] = []
     kept: dict[str, StoredPaper] = {}
     for record in records:
         paper = by_id.get(record.arxiv_id)
@@ -320,7 +337,7 @@ def _upsert_round(
             # inserted: take the round again without matching by title.
             return records, False
     created, conflicting = _insert_papers(new, for_review=for_review)
-    kept |= {p.record.arxiv_id: StoredPaper(p.paper_id, Outcome.CREATED) for p in created}
+    kept |= {p.record.arxiv_id: StoredPaper(p.stored_id, Outcome.CREATED) for p in created}
 
     _replace_related([*created, *changed], stored_authors, stored_categories, links)
     result.created += len(created)
@@ -329,7 +346,7 @@ def _upsert_round(
         1 for stored in kept.values() if stored.outcome == Outcome.REJECTED
     )
     result.stored |= kept
-    written_ids = [planned.paper_id for planned in (*created, *changed)]
+    written_ids = [planned.stored_id for planned in (*created, *changed)]
     result.paper_ids += written_ids
     touched_ids += written_ids + unchanged_ids
     return conflicting, match_titles
@@ -357,7 +374,7 @@ def _among(field_name: str, values: Iterable[str]) -> Q:
     not thousands of parameters, each costly to bind."""
     if connection.vendor != "postgresql":
         return Q(**{f"{field_name}__in": values})
-    column = connection.ops.quote_name(Paper._meta.get_field(field_name).column)
+    column = connection.ops.quote_name(_column(_fields(Paper, field_name)[0]))
     return Q(RawSQL(f"{column} = ANY(%s)", [list(values)], output_field=BooleanField()))  # noqa: S611
 
 
@@ -428,14 +445,15 @@ def _plan(
         "journal_ref": record.journal_ref,
         "doi": record.doi,
         # A source that leaves out a date or the version keeps what is stored.
-        "published_at": _merged_moment(record.published_at, paper and paper.published_at),
+        "published_at": _merged_moment(record.published_at, paper.published_at if paper else None),
         "published_precision": Paper.DatePrecision.DAY
         if record.published_at or paper is None
         else paper.published_precision,
-        "updated_at": _merged_moment(record.updated_at, paper and paper.updated_at),
+        "updated_at": _merged_moment(record.updated_at, paper.updated_at if paper else None),
         # The first announcement stays: a later listing announces a new version.
         "announced_at": min(
-            (m for m in (record.announced_at, paper and paper.announced_at) if m), default=None
+            (m for m in (record.announced_at, paper.announced_at if paper else None) if m),
+            default=None,
         ),
         "version": _merged_version(record, paper),
     }
@@ -449,7 +467,7 @@ def _plan(
             for url, source, kind in record.code_urls
             if url not in kept_elsewhere
         },
-        paper_id=paper and paper.pk,
+        paper_id=paper.pk if paper else None,
     )
 
 
@@ -469,7 +487,7 @@ def _update_papers(changed: list[_Planned]) -> None:
         (p.paper_id, p.record.arxiv_id, *(p.values[name] for name in ARXIV_FIELDS)) for p in changed
     )
     paper, quote = _table(Paper), connection.ops.quote_name
-    assignments = ", ".join(f"{quote(f.column)} = s.{quote(f.column)}" for f in fields[1:])
+    assignments = ", ".join(f"{quote(_column(f))} = s.{quote(_column(f))}" for f in fields[1:])
     # A savepoint: the caller goes on after an IntegrityError.
     with transaction.atomic(), _staged(fields, rows) as staged, connection.cursor() as cursor:
         cursor.execute(
@@ -500,7 +518,8 @@ def _insert_papers(
             " RETURNING arxiv_id, id"
         )
         inserted = dict(cursor.fetchall())
-    created, conflicting = [], []
+    created: list[_Planned] = []
+    conflicting: list[ArxivRecord] = []
     for planned in new:
         if pk := inserted.get(planned.record.arxiv_id):
             planned.paper_id = pk
@@ -523,18 +542,19 @@ def _replace_related(
     and its stale rows are gone, so nothing can collide with them.
     """
     stale_authors = {
-        p.paper_id for p in written if stored_authors.get(p.paper_id, []) != p.author_ids
+        p.stored_id for p in written if stored_authors.get(p.stored_id, []) != p.author_ids
     }
     stale_categories = {
-        p.paper_id for p in written if stored_categories.get(p.paper_id, set()) != p.category_ids
+        p.stored_id for p in written if stored_categories.get(p.stored_id, set()) != p.category_ids
     }
-    stale_link_ids, kept_urls = [], set()
+    stale_link_ids: list[int] = []
+    kept_urls: set[tuple[int, str]] = set()
     for p in written:
-        for link in links.get(p.paper_id, []):
+        for link in links.get(p.stored_id, []):
             if link.source not in EXTRACTED_SOURCES:
                 continue
             if p.code_urls.get(link.url) == (link.source, link.kind):
-                kept_urls.add((p.paper_id, link.url))
+                kept_urls.add((p.stored_id, link.url))
             else:
                 stale_link_ids.append(link.pk)
     # Only papers that had rows need them cleared; new papers have none.
@@ -569,32 +589,44 @@ def _replace_related(
             (p.paper_id, url, kind, source, now)
             for p in written
             for url, (source, kind) in p.code_urls.items()
-            if (p.paper_id, url) not in kept_urls
+            if (p.stored_id, url) not in kept_urls
         ),
     )
 
 
-def _fields(model: type[Model], *names: str) -> list[Field]:
-    return [model._meta.get_field(name) for name in names]
+def _fields(model: type[Model], *names: str) -> "list[ConcreteField]":
+    fields = []
+    for name in names:
+        found = model._meta.get_field(name)
+        if not isinstance(found, Field):
+            raise TypeError(f"{model.__name__}.{name} is no column of its table.")
+        fields.append(found)
+    return fields
+
+
+def _column(field: "ConcreteField") -> str:
+    if field.column is None:  # fields of a table all have one
+        raise TypeError(f"{field} has no column.")
+    return field.column
 
 
 def _table(model: type[Model]) -> str:
     return connection.ops.quote_name(model._meta.db_table)
 
 
-def _columns(fields: Sequence[Field]) -> str:
-    return ", ".join(connection.ops.quote_name(f.column) for f in fields)
+def _columns(fields: "Sequence[ConcreteField]") -> str:
+    return ", ".join(connection.ops.quote_name(_column(f)) for f in fields)
 
 
 @contextmanager
-def _staged(fields: Sequence[Field], rows: Iterable[Sequence]) -> Iterator[str]:
+def _staged(fields: "Sequence[ConcreteField]", rows: Iterable[Sequence[object]]) -> Iterator[str]:
     """A temporary table of rows, its columns named and typed like fields.
 
     Dropped afterwards, or by the rollback when something fails.
     """
     quote = connection.ops.quote_name
     table = quote("upsert_staged")
-    columns = ", ".join(f"{quote(f.column)} {f.db_type(connection)}" for f in fields)
+    columns = ", ".join(f"{quote(_column(f))} {f.db_type(connection)}" for f in fields)
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         cursor.execute(f"CREATE TEMPORARY TABLE {table} ({columns})")
         _write_rows(cursor, table, fields, rows)
@@ -602,20 +634,22 @@ def _staged(fields: Sequence[Field], rows: Iterable[Sequence]) -> Iterator[str]:
         cursor.execute(f"DROP TABLE {table}")
 
 
-def _copy_into(model: type[Model], fields: Sequence[Field], rows: Iterable[Sequence]) -> None:
+def _copy_into(
+    model: type[Model], fields: "Sequence[ConcreteField]", rows: Iterable[Sequence[object]]
+) -> None:
     if rows := list(rows):
         with connection.cursor() as cursor:
             _write_rows(cursor, _table(model), fields, rows)
 
 
-def _delete(model: type[Model], field_name: str, values: list) -> None:
+def _delete(model: type[Model], field_name: str, values: list[int]) -> None:
     """DELETE the rows whose field is one of values, in one statement.
 
     Not QuerySet.delete(), which goes row by row in chunks when anything
     listens for deletions, and the rows here are deleted only to be replaced.
     """
     if values:
-        column = connection.ops.quote_name(model._meta.get_field(field_name).column)
+        column = connection.ops.quote_name(_column(_fields(model, field_name)[0]))
         placeholders = ", ".join(["%s"] * len(values))
         with connection.cursor() as cursor:
             cursor.execute(
@@ -624,7 +658,12 @@ def _delete(model: type[Model], field_name: str, values: list) -> None:
             )
 
 
-def _write_rows(cursor, table: str, fields: Sequence[Field], rows: Iterable[Sequence]) -> None:
+def _write_rows(
+    cursor: CursorWrapper,
+    table: str,
+    fields: "Sequence[ConcreteField]",
+    rows: Iterable[Sequence[object]],
+) -> None:
     columns = _columns(fields)
     if connection.vendor == "postgresql":
         json_at = [n for n, f in enumerate(fields) if isinstance(f, JSONField)]

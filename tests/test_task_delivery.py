@@ -31,9 +31,7 @@ def project_tasks() -> dict:
     app.loader.import_default_modules()  # what a worker does on start
     # Celery's own tasks, and the suite's (tests.failures, once a test imports it), aside.
     return {
-        name: task
-        for name, task in app.tasks.items()
-        if not name.startswith(("celery.", "tests."))
+        name: task for name, task in app.tasks.items() if not name.startswith(("celery.", "tests."))
     }
 
 

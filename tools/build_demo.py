@@ -24,9 +24,10 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 import django
 from django.core.exceptions import ValidationError
@@ -207,14 +208,14 @@ def parse_digest(text: str) -> list[DemoPaper]:
     added_at = f"{listed_on}T00:00:00+00:00"
     written_by = f"{DIGEST_NAME}, {listed_on}"
 
-    starts = [index for index, line in enumerate(lines) if AUTHORS.match(line)]
+    starts = [(index, found) for index, line in enumerate(lines) if (found := AUTHORS.match(line))]
     papers = []
-    for number, authors_index in enumerate(starts):
+    for number, (authors_index, authors) in enumerate(starts):
         title_index = _previous_nonblank(lines, authors_index)
-        end = _previous_nonblank(lines, starts[number + 1]) if number + 1 < len(starts) else None
+        end = _previous_nonblank(lines, starts[number + 1][0]) if number + 1 < len(starts) else None
         paper = _parse_digest_entry(
             title=lines[title_index],
-            names=AUTHORS.match(lines[authors_index]).group("names"),
+            names=authors.group("names"),
             lines=lines[authors_index + 1 : end],
             written_by=written_by,
         )
@@ -331,7 +332,7 @@ def add_topic_tags(paper: DemoPaper) -> None:
     paper.tags = _union(paper.tags, key=lambda tag: tag.name)
 
 
-def add_arxiv_facts(papers: list[DemoPaper], facts: list[dict]) -> None:
+def add_arxiv_facts(papers: list[DemoPaper], facts: list[dict[str, Any]]) -> None:
     """Give each paper what arXiv says of it, as gathered by hand (see
     tests/data/demo-metadata/README.md), with where it came from.
 
@@ -358,7 +359,7 @@ def add_arxiv_facts(papers: list[DemoPaper], facts: list[dict]) -> None:
             _take_facts(paper, fact)
 
 
-def _take_facts(paper: DemoPaper, fact: dict) -> None:
+def _take_facts(paper: DemoPaper, fact: dict[str, Any]) -> None:
     arxiv_id = fact["arxiv_id"]
     if arxiv_ids.split_version(arxiv_id) != (arxiv_id, None):
         raise PageError(f"{paper.title[:60]}: {arxiv_id} is not an unversioned arXiv id")
@@ -395,7 +396,7 @@ def _take_facts(paper: DemoPaper, fact: dict) -> None:
     )
 
 
-def build(seed_dir: Path, *, metadata: list[dict]) -> dict:
+def build(seed_dir: Path, *, metadata: list[dict[str, Any]]) -> dict[str, Any]:
     """The demo catalog from every page in seed_dir and the facts gathered for
     their papers: digests oldest first, so a paper listed twice keeps the day
     it was first listed and its first summaries."""
@@ -408,7 +409,8 @@ def build(seed_dir: Path, *, metadata: list[dict]) -> dict:
             digests.append(parse_digest(text))
         else:
             raise PageError(f"{path.name}: neither a paper list nor a digest")
-    digests.sort(key=lambda papers: papers[0].added_at if papers else "")
+    # Every paper of a digest has the digest's day (parse_digest).
+    digests.sort(key=lambda papers: (papers[0].added_at or "") if papers else "")
     papers = merge_same_papers([*lists, *(paper for page in digests for paper in page)])
     for paper in papers:
         add_code_links(paper)
@@ -483,8 +485,12 @@ def _summary_key(summary: DemoSummary) -> tuple[str, str]:
     return summary.language, summary.kind
 
 
-def _union(items, *, key):
-    seen, kept = set(), []
+T = TypeVar("T")
+
+
+def _union(items: Iterable[T], *, key: Callable[[T], Hashable]) -> list[T]:
+    seen: set[Hashable] = set()
+    kept: list[T] = []
     for item in items:
         if key(item) not in seen:
             seen.add(key(item))

@@ -38,7 +38,8 @@ class DemoLoad:
 
 
 def read_demo_catalog(*, path: Path = DEMO_CATALOG) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8"))
+    catalog: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return catalog
 
 
 @transaction.atomic
@@ -131,7 +132,8 @@ def _tags(wanted: list[dict[str, str]]) -> tuple[dict[str, Tag], int]:
         for tag in wanted
         if found[tag["name"]] is None
     )
-    return {**found, **{tag.name: tag for tag in created}}, len(created)
+    made = {tag.name: tag for tag in created}
+    return {name: tag or made[name] for name, tag in found.items()}, len(created)
 
 
 def _paper(entry: dict[str, Any], *, primary_category: Category | None) -> Paper:

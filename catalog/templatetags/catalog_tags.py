@@ -75,22 +75,26 @@ def media_url(name: str) -> str:
 
 
 @register.filter
-def trending_score(paper, window: str) -> float | None:
+def trending_score(paper: Paper, window: str) -> float | None:
     """The paper's trending score over a window (see catalog.trending), None without one."""
-    return getattr(paper, WINDOWS[window].column) if window in WINDOWS else None
+    if window not in WINDOWS:
+        return None
+    score: float | None = getattr(paper, WINDOWS[window].column)
+    return score
 
 
 @register.filter
 def language_label(code: str) -> str:
     """A language's own name ("한국어") for a code, or the code itself when unknown."""
     try:
-        return translation.get_language_info(code)["name_local"]
+        name: str = translation.get_language_info(code)["name_local"]
+        return name
     except KeyError:
         return code
 
 
 @register.simple_tag(takes_context=True)
-def page_url(context, number: int) -> str:
+def page_url(context: template.Context, number: int) -> str:
     query = context.get("query_without_page", "")
     if number == 1:  # the first page's address has no number
         return f"?{query}"
@@ -106,7 +110,7 @@ def icon(name: str) -> SafeString:
 
 
 @register.simple_tag(takes_context=True)
-def paper_card(context, paper) -> SafeString:
+def paper_card(context: template.Context, paper: Paper) -> SafeString:
     """A list's card for this paper, shared between readers but for their own parts."""
     return cards.paper_card(
         paper,
@@ -114,31 +118,39 @@ def paper_card(context, paper) -> SafeString:
         trending_window=context.get("trending_window"),
         marks_new=bool(context.get("marks_new")),
         for_you=bool(context.get("for_you")),
-        parts=context["reader_parts"],
+        parts=_parts(context),
     )
 
 
 # The reader's parts of any page (catalog.page_cache.ReaderParts), rendered
 # from the site's own templates and escaped there.
 @register.simple_tag(takes_context=True)
-def subscribe_toggle(context, target: Tag | Category, look: str = "button") -> SafeString:
-    return mark_safe(context["reader_parts"].subscribe_toggle(target, look))  # noqa: S308
+def subscribe_toggle(
+    context: template.Context, target: Tag | Category, look: str = "button"
+) -> SafeString:
+    return mark_safe(_parts(context).subscribe_toggle(target, look))  # noqa: S308
 
 
 @register.simple_tag(takes_context=True)
-def save_toggle(context, paper: Paper) -> SafeString:
-    return mark_safe(context["reader_parts"].save_toggle(paper.pk))  # noqa: S308
+def save_toggle(context: template.Context, paper: Paper) -> SafeString:
+    return mark_safe(_parts(context).save_toggle(paper.pk))  # noqa: S308
 
 
 @register.simple_tag(takes_context=True)
-def account_menu(context) -> SafeString:
-    return mark_safe(context["reader_parts"].account_menu())  # noqa: S308
+def account_menu(context: template.Context) -> SafeString:
+    return mark_safe(_parts(context).account_menu())  # noqa: S308
+
+
+def _parts(context: template.Context) -> page_cache.ReaderParts:
+    # Put in every context by page_cache.template_reader_parts.
+    parts: page_cache.ReaderParts = context["reader_parts"]
+    return parts
 
 
 @register.simple_tag(takes_context=True)
-def filter_fields(context) -> SafeString:
+def filter_fields(context: template.Context) -> SafeString:
     """The list filter's fields, rendered once per choice of values and shared."""
-    paper_filter = context["filter"]
+    paper_filter: filters.PaperFilter = context["filter"]
     return filters.filter_fields_html(
         paper_filter,
         trending_tabs=bool(context.get("trending_tabs")),
@@ -148,7 +160,7 @@ def filter_fields(context) -> SafeString:
 
 
 @register.simple_tag
-def card_slot(name: str, *key) -> SafeString:
+def card_slot(name: str, *key: object) -> SafeString:
     """Where the reader's part goes in a shared card (see catalog.cards)."""
     return page_cache.slot(name, *key)
 
@@ -157,15 +169,20 @@ _shared = Fragments("INDEX_CARDS_CACHE_SIZE")
 
 
 class SharedNode(template.Node):
-    def __init__(self, nodelist: template.NodeList, name: str, key: template.base.FilterExpression):
+    def __init__(
+        self, nodelist: template.NodeList, name: str, key: template.base.FilterExpression
+    ) -> None:
         self.nodelist, self.name, self.key = nodelist, name, key
 
     def render(self, context: template.Context) -> str:
+        template_name = self.origin.template_name
+        if not isinstance(template_name, str):
+            raise TypeError("{% shared %} is kept under its template's name; this one has none.")
         key = digest(
             self.name,
             self.key.resolve(context),
             translation.get_language(),
-            template_digest(self.origin.template_name),
+            template_digest(template_name),
         )
         return _shared.get_or_render(key, lambda: self.nodelist.render(context))
 

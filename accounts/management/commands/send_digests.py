@@ -1,4 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts import services
 
@@ -6,14 +8,14 @@ from accounts import services
 class Command(BaseCommand):
     help = "Send the email digests that are due now (the hourly beat task does the same)."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--dry-run",
             action="store_true",
             help="List who would get a digest and how many papers, without sending or claiming.",
         )
 
-    def handle(self, *args, dry_run: bool, **options) -> None:
+    def handle(self, *args: Any, dry_run: bool, **options: Any) -> None:
         run = services.send_due_digests(dry_run=dry_run)
         if dry_run:
             for email, count in run.would_send:

@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.core.management.base import BaseCommand, CommandError
 
 from catalog.demo.services import DEMO_CATALOG, load_demo_catalog, read_demo_catalog
@@ -9,7 +11,7 @@ class Command(BaseCommand):
         "are left as they are, so it is safe to run on every start."
     )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         try:
             catalog = read_demo_catalog()
         except (OSError, ValueError) as error:

@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.core.management.base import BaseCommand
 
 from catalog import counts
@@ -11,6 +13,6 @@ class Command(BaseCommand):
         " to the catalog."
     )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         counts.recount()
         self.stdout.write("Count triggers set; tag and category counts recounted.")

@@ -1,5 +1,7 @@
+from typing import Any
+
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from discovery import neighbours, vectors
 
@@ -11,7 +13,7 @@ class Command(BaseCommand):
         "paper's similar papers. Runs in the foreground; a worker does the same nightly."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         chosen = parser.add_mutually_exclusive_group()
         chosen.add_argument(
             "--missing",
@@ -26,7 +28,15 @@ class Command(BaseCommand):
         )
         parser.add_argument("--batch-size", type=int, default=1000, metavar="N")
 
-    def handle(self, *args, missing, all, no_neighbours, batch_size, **options):
+    def handle(
+        self,
+        *args: Any,
+        missing: bool,
+        all: bool,
+        no_neighbours: bool,
+        batch_size: int,
+        **options: Any,
+    ) -> None:
         if batch_size < 1:
             raise CommandError("--batch-size must be at least 1.")
         verbose = options["verbosity"] > 0

@@ -1,7 +1,10 @@
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db.models import QuerySet
 
 from catalog.management.arguments import paper_from_argument
-from catalog.models import Tag
+from catalog.models import Paper, Tag
 from core.progress import each_with_progress
 from enrichment.backends import get_backend
 from enrichment.base import EnrichmentUnavailable
@@ -15,7 +18,7 @@ class Command(BaseCommand):
         "SUMMARY_BACKEND chooses, in the foreground."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         chosen = parser.add_mutually_exclusive_group(required=True)
         chosen.add_argument("--paper", action="append", metavar="ARXIV_ID", help="repeatable")
         chosen.add_argument(
@@ -32,8 +35,19 @@ class Command(BaseCommand):
             help="replace everything, curators' edits included (implies --regenerate)",
         )
 
-    def handle(self, *args, paper, missing, tag, limit, regenerate, force, **options):
+    def handle(
+        self,
+        *args: Any,
+        paper: list[str] | None,
+        missing: bool,
+        tag: str | None,
+        limit: int | None,
+        regenerate: bool,
+        force: bool,
+        **options: Any,
+    ) -> None:
         backend = get_backend()
+        papers: QuerySet[Paper] | list[Paper]
         if missing:
             papers = papers_missing_summaries(keys=planned_keys(backend), tag=self.tag(tag))
             if limit:
@@ -41,7 +55,7 @@ class Command(BaseCommand):
         else:
             if tag or limit:
                 raise CommandError("--tag and --limit go with --missing.")
-            papers = [paper_from_argument(raw) for raw in paper]
+            papers = [paper_from_argument(raw) for raw in paper or ()]  # the group asks for one
 
         failed = 0
         verbose = options["verbosity"] > 0

@@ -1,7 +1,9 @@
 import sys
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from catalog.models import Tag
@@ -30,7 +32,15 @@ class Command(BaseCommand):
             "--user", help="the username the papers' history names (default: this command)"
         )
 
-    def handle(self, *args, items: list[str], tag: list[str], note: str, user, **options):
+    def handle(
+        self,
+        *args: Any,
+        items: list[str],
+        tag: list[str],
+        note: str,
+        user: str | None,
+        **options: Any,
+    ) -> None:
         text = sys.stdin.read() if items == ["-"] else "\n".join(items)
         if not text.strip():
             raise CommandError(
@@ -40,11 +50,12 @@ class Command(BaseCommand):
         unknown = sorted(set(tag) - {t.slug for t in tags})
         if unknown:
             raise CommandError(f"No tag with the slug {', '.join(unknown)}.")
-        by = ACTOR
+        by: User | str = ACTOR
         if user is not None:
-            by = get_user_model().objects.filter(username=user).first()
-            if by is None:
+            found = get_user_model().objects.filter(username=user).first()
+            if found is None:
                 raise CommandError(f"No user named {user!r}.")
+            by = found
         try:
             request = links.request_papers(text=text, tags=tags, note=note, by=by)
         except links.InvalidRequest as err:

@@ -1,8 +1,11 @@
-from django.core.management.base import BaseCommand, CommandError
+import datetime
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.progress import Progress
 from ingest.management.arguments import iso_date
-from ingest.runs import Harvest
+from ingest.runs import Harvest, row_of
 
 
 class Command(BaseCommand):
@@ -11,7 +14,7 @@ class Command(BaseCommand):
         "with the same arguments, an interrupted harvest resumes where it stopped."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--from",
             dest="from_date",
@@ -31,7 +34,14 @@ class Command(BaseCommand):
             help="An OAI set such as cs, math or physics:hep-th; all of arXiv by default.",
         )
 
-    def handle(self, *args, from_date, until_date, set_spec, **options):
+    def handle(
+        self,
+        *args: Any,
+        from_date: datetime.date,
+        until_date: datetime.date | None,
+        set_spec: str,
+        **options: Any,
+    ) -> None:
         if until_date and from_date > until_date:
             raise CommandError("--from is after --until")
         harvest = Harvest(from_date=from_date, until_date=until_date, set_spec=set_spec)
@@ -42,7 +52,7 @@ class Command(BaseCommand):
                 progress.advance(stored.size)
                 for skipped in stored.skipped:
                     self.stderr.write(f"skipped {skipped}")
-        run = harvest.row
+        run = row_of(harvest)
         self.stdout.write(
             f"{run.fetched} records harvested: {run.created} created, {run.updated} updated, "
             f"{run.unchanged} unchanged; {run.skipped} skipped."

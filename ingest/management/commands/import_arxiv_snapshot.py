@@ -1,12 +1,14 @@
+import datetime
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.progress import Progress
 from ingest.management.arguments import iso_date
 from ingest.pipeline import WORKERS
 from ingest.records import RecordFilter
-from ingest.runs import SNAPSHOT_BATCH_SIZE, SnapshotImport
+from ingest.runs import SNAPSHOT_BATCH_SIZE, SnapshotImport, row_of
 
 
 class Command(BaseCommand):
@@ -15,7 +17,7 @@ class Command(BaseCommand):
         "catalog. Known papers are refreshed, curators' tags, links and summaries kept."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", type=Path)
         parser.add_argument(
             "--category",
@@ -54,8 +56,17 @@ class Command(BaseCommand):
         )
 
     def handle(
-        self, *args, file: Path, category, since, until, limit, batch_size, workers, **options
-    ):
+        self,
+        *args: Any,
+        file: Path,
+        category: list[str],
+        since: datetime.date | None,
+        until: datetime.date | None,
+        limit: int | None,
+        batch_size: int,
+        workers: int,
+        **options: Any,
+    ) -> None:
         if not file.is_file():
             raise CommandError(f"No such file: {file}")
         if since and until and since > until:
@@ -77,7 +88,7 @@ class Command(BaseCommand):
                 progress.advance(stored.size)
                 for skipped in stored.skipped:
                     self.stderr.write(f"{skipped.where}: skipped, {skipped.reason}")
-        run = importing.row
+        run = row_of(importing)
         self.stdout.write(
             f"{run.fetched - run.skipped} papers read: {run.created} created, "
             f"{run.updated} updated, {run.unchanged} unchanged; {run.skipped} lines skipped."

@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ingest import runs
@@ -24,7 +26,9 @@ class Command(BaseCommand):
             "--max", type=positive_int, default=100, help="most results for --query (default 100)"
         )
 
-    def handle(self, *args, source: str | None, query: str | None, max: int, **options) -> None:
+    def handle(
+        self, *args: Any, source: str | None, query: str | None, max: int, **options: Any
+    ) -> None:
         if source is not None:
             found = IngestSource.objects.filter(name=source).first()
             if found is None:
@@ -35,7 +39,7 @@ class Command(BaseCommand):
             except runs.AlreadyRunning as err:
                 raise CommandError(f"{err}; try again when that run has finished.") from err
         else:
-            if not query.strip():
+            if query is None or not query.strip():  # the group asks for one of the two
                 raise CommandError("The query is empty.")
             run = runs.run_query(query=query, max_results=max)
         self.stdout.write(
