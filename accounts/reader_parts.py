@@ -21,7 +21,7 @@ from django.utils.html import conditional_escape
 
 from accounts import selectors, toggles
 from catalog.models import Category, Paper, Tag
-from core.fragments import Fragments, digest
+from core.fragments import Fragments, digest, template_digest
 
 if TYPE_CHECKING:
     from core.typing import WithAnnotations
@@ -96,7 +96,8 @@ class AccountReaderParts:
             return get_template(template).render(context)
 
         shared = _variants.get_or_render(
-            digest(template, variant, authenticated, translation.get_language()), render
+            digest(template_digest(template), variant, authenticated, translation.get_language()),
+            render,
         )
         return shared.replace(self.CSRF_STAND_IN, self.csrf_token).replace(
             self.NEXT_STAND_IN, conditional_escape(toggles.next_path(self.request))
@@ -159,7 +160,7 @@ class AccountReaderParts:
             paper.because_tag_slug,
         )
         return _reasons.get_or_render(
-            digest(BECAUSE_TEMPLATE, reason, translation.get_language()),
+            digest(template_digest(BECAUSE_TEMPLATE), reason, translation.get_language()),
             lambda: get_template(BECAUSE_TEMPLATE).render({"paper": paper}),
         )
 

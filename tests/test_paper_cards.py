@@ -416,3 +416,41 @@ def test_a_store_sized_below_zero_stops_the_site_from_starting():
 
     assert started.returncode != 0
     assert "INDEX_CARDS_CACHE_SIZE is a number of fragments, 0 or more, not -1." in started.stderr
+
+
+def test_an_edited_toggle_template_gives_new_toggles_without_a_restart(settings, rf):
+    """Reader parts kept rendered per process are keyed on their template's source too."""
+    edited = {toggles.SAVE_TEMPLATE: "<button>save one</button>"}
+    settings.TEMPLATES = [
+        {
+            **settings.TEMPLATES[0],
+            "APP_DIRS": False,
+            "OPTIONS": {
+                **settings.TEMPLATES[0]["OPTIONS"],
+                "loaders": [
+                    (
+                        "django.template.loaders.cached.Loader",
+                        [
+                            ("django.template.loaders.locmem.Loader", edited),
+                            "django.template.loaders.filesystem.Loader",
+                            "django.template.loaders.app_directories.Loader",
+                        ],
+                    )
+                ],
+            },
+        }
+    ]
+    paper, request = PaperFactory(), rf.get("/")
+    request.user = UserFactory()
+
+    def save_toggle() -> str:
+        parts = reader_parts.AccountReaderParts(
+            request=request, saved_paper_ids=frozenset(), subscribed=reader_parts.ReaderState()
+        )
+        return parts.save_toggle(paper.pk)
+
+    assert "save one" in save_toggle()
+    edited[toggles.SAVE_TEMPLATE] = "<button>save two</button>"
+    reset_loaders()
+
+    assert "save two" in save_toggle()
