@@ -47,20 +47,7 @@ def add_tags(papers: QuerySet[Paper], tags: Sequence[Tag], *, by: Actor) -> list
 
     Returns the papers that got a tag they did not have.
     """
-    paper_ids = list(papers.values_list("pk", flat=True))
-    held = set(
-        PaperTag.objects.filter(paper_id__in=paper_ids, tag__in=tags).values_list(
-            "paper_id", "tag_id"
-        )
-    )
-    now = timezone.now()
-    new = [
-        PaperTag(paper_id=pk, tag=tag, added_at=now)
-        for pk in paper_ids
-        for tag in tags
-        if (pk, tag.pk) not in held
-    ]
-    PaperTag.objects.bulk_create(new, ignore_conflicts=True)
+    new = PaperTag.objects.give(list(papers.values_list("pk", flat=True)), tags)
     names = {tag.pk: tag.name for tag in tags}
     given: dict[int, list[str]] = {}
     for row in new:

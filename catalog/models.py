@@ -1,5 +1,6 @@
 import datetime
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -439,12 +440,33 @@ class PaperAuthor(models.Model):
         return f"{self.paper_id}#{self.position}: {self.author_id}"
 
 
+class PaperTagQuerySet(models.QuerySet["PaperTag"]):
+    def give(self, paper_ids: Sequence[int], tags: Sequence["Tag"]) -> list["PaperTag"]:
+        """Give the papers the tags they lack, now; a paper already carrying a tag
+        keeps the date it got it. Returns the rows added."""
+        held = set(
+            self.filter(paper_id__in=paper_ids, tag__in=tags).values_list("paper_id", "tag_id")
+        )
+        now = timezone.now()
+        new = [
+            PaperTag(paper_id=pk, tag=tag, added_at=now)
+            for pk in paper_ids
+            for tag in tags
+            if (pk, tag.pk) not in held
+        ]
+        # A concurrent writer may have given one meanwhile: it keeps its row.
+        self.bulk_create(new, ignore_conflicts=True)
+        return new
+
+
 class PaperTag(models.Model):
     """A tag on a paper, with when it was given: digests send what entered a tag since."""
 
     paper = models.ForeignKey(Paper, on_delete=models.CASCADE)
     tag = models.ForeignKey(Tag, on_delete=models.CASCADE)
     added_at = models.DateTimeField(default=timezone.now)
+
+    objects = PaperTagQuerySet.as_manager()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["paper", "tag"], name="paper_tag_once")]

@@ -182,20 +182,7 @@ def upsert_records(
 
 def _add_tags(paper_ids: list[int], tags: Sequence[Tag], result: UpsertResult) -> None:
     """Give the papers the tags they lack, and note which each got."""
-    held = set(
-        PaperTag.objects.filter(paper_id__in=paper_ids, tag__in=tags).values_list(
-            "paper_id", "tag_id"
-        )
-    )
-    now = timezone.now()
-    new = [
-        PaperTag(paper_id=pk, tag=tag, added_at=now)
-        for pk in paper_ids
-        for tag in tags
-        if (pk, tag.pk) not in held
-    ]
-    # A concurrent writer may have given one meanwhile: it keeps its row.
-    PaperTag.objects.bulk_create(new, ignore_conflicts=True)
+    new = PaperTag.objects.give(paper_ids, tags)
     added: dict[int, tuple[int, ...]] = {}
     for row in new:
         added[row.paper_id] = (*added.get(row.paper_id, ()), row.tag_id)
