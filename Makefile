@@ -1,4 +1,5 @@
-# Papershelf: `make run` serves the demo on http://127.0.0.1:8000, `make test` runs the suite.
+# Papershelf: `make run` serves the demo on http://127.0.0.1:8000, `make test` runs the suite,
+# `make check` the fast loop.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -11,7 +12,7 @@ export DEBUG ?= 1
 # Links in mail (digests) point where `make run` serves; set SITE_ROOT to override.
 export SITE_ROOT ?= http://$(if $(filter 0.0.0.0,$(HOST)),127.0.0.1,$(HOST)):$(PORT)
 
-.PHONY: run test lint format lock migrate demo worker beat clean bench-import bench profile
+.PHONY: run test check lint format lock migrate demo worker beat clean bench-import bench profile
 .PHONY: bench-freshness bench-code-links bench-similar bench-discovery api-fuzz fuzz
 
 $(BIN)/python:
@@ -74,21 +75,35 @@ NGINX := /usr/sbin/nginx
 $(CHROMIUM) $(WRK) $(NGINX):
 	apt-get install -y $(notdir $@) || (apt-get update && apt-get install -y $(notdir $@))
 
-test: $(VENV)/.installed $(CHROMIUM) $(NGINX) $(WRK)
+# The checks that read the code without running it: lint and format, types
+# (mypy, configured in pyproject.toml), and no model change without its
+# migration (checked against an empty database in memory, so that none needs
+# to be running). The layers' import contract is a test (tests/test_architecture.py).
+lint: $(VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	DATABASE_URL=sqlite://:memory: $(BIN)/python manage.py makemigrations --check --dry-run
+
+# The suite runs on every core (pytest-xdist), each file's tests in one worker
+# (a file's servers and Redis database are its own); the slowest 25 are listed.
+PYTEST_WORKERS ?= 2
+PYTEST = DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
+
+# The loop while working (a few minutes): the static checks, then the tests
+# that start no process, server or browser.
+check: lint
+	$(PYTEST) -m "not slow and not long"
+
+test: lint $(CHROMIUM) $(NGINX) $(WRK)
 	# Tests marked long (faults timed over minutes) run in `make reliability`.
-	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest -m "not long"
+	$(PYTEST) -m "not long" --durations=25
 	# The embedded default: the demo must also come up on a bare SQLite file,
 	# search there must find and mark what it does on PostgreSQL, its triggers keep
 	# counts, and writes move the rows' versions.
 	DATABASE_URL=sqlite:///$(CURDIR)/.smoke.sqlite3 $(BIN)/pytest tests/test_demo_smoke.py tests/test_search.py \
 	  tests/test_search_results.py tests/test_paper_counts.py tests/test_catalog_changes.py
 	rm -f .smoke.sqlite3
-
-lint: $(VENV)/.installed
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
 
 format: $(VENV)/.installed
 	$(BIN)/ruff check --fix .
@@ -157,7 +172,7 @@ fuzz: $(VENV)/.installed
 	  $(BIN)/pytest tests/test_fuzz_public_urls.py -q
 
 clean:
-	rm -rf $(VENV) db.sqlite3 .smoke.sqlite3 staticfiles
+	rm -rf $(VENV) db.sqlite3 .smoke.sqlite3 staticfiles .mypy_cache
 
 .PHONY: e2e reliability load audit lighthouse
 # The browser tests alone; they also run in `make test`.

@@ -22,7 +22,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-import pytest
 from lxml import etree
 
 from catalog import arxiv_ids
@@ -119,6 +118,8 @@ class FakeArxiv:
         self.max_concurrent = 0
         self._concurrent = 0
         self._lock = threading.Lock()
+        # Notified as each request arrives (wait_for_requests).
+        self._arrived = threading.Condition(self._lock)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -139,6 +140,17 @@ class FakeArxiv:
 
     def queue(self, *faults: Fault) -> None:
         self.faults.extend(faults)
+
+    def wait_for_requests(self, count: int, *, timeout: float = 30) -> list[Request]:
+        """The requests once `count` have arrived, answered or not (a held
+        or delayed one counts from its arrival)."""
+        with self._arrived:
+            if not self._arrived.wait_for(lambda: len(self.requests) >= count, timeout):
+                raise AssertionError(
+                    f"the fake arXiv got {len(self.requests)} requests in {timeout} s, "
+                    f"expected {count}"
+                )
+            return list(self.requests)
 
     def start(self) -> "FakeArxiv":
         self._thread.start()
@@ -170,11 +182,12 @@ class FakeArxiv:
                     started=time.monotonic(),
                     path=urlsplit(self.path).path,
                 )
-                with fake._lock:
+                with fake._arrived:
                     fake.requests.append(request)
                     fake._concurrent += 1
                     fake.max_concurrent = max(fake.max_concurrent, fake._concurrent)
                     fault = fake.faults.popleft() if fake.faults else Fault()
+                    fake._arrived.notify_all()
                 try:
                     self._answer(fault, params)
                 except (BrokenPipeError, ConnectionResetError):
@@ -228,19 +241,3 @@ def running(entries: Sequence[str]) -> Iterator[FakeArxiv]:
         yield server
     finally:
         server.stop()
-
-
-@pytest.fixture(name="fake_arxiv")
-def fake_arxiv_fixture(settings) -> Iterator[FakeArxiv]:
-    """The fake serving 100 recorded entries, with the client set to page by 10
-    and to wait and retry briefly, so fault tests take a fraction of a second."""
-    with running(recorded_entries()) as server:
-        settings.ARXIV_API_URL = server.url
-        settings.ARXIV_LISTING_URL = server.listing_url
-        settings.ARXIV_PAGE_SIZE = 10
-        settings.ARXIV_DELAY_SECONDS = 0
-        settings.ARXIV_REQUEST_TIMEOUT = 0.5
-        settings.ARXIV_MAX_RETRIES = 3
-        settings.ARXIV_RETRY_BASE_WAIT = 0.01
-        settings.ARXIV_RETRY_MAX_WAIT = 2
-        yield server

@@ -7,13 +7,11 @@ delay); retry waits are observed, never spent.
 import threading
 import time
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 from urllib.parse import parse_qs, urlsplit
-
-import pytest
-
-from ingest.http import ArxivHttp
 
 
 class FakeSleep:
@@ -26,12 +24,12 @@ class FakeSleep:
         self.waits.append(seconds)
 
 
-@pytest.fixture(name="oai_server")
-def oai_server_fixture(settings):
-    """An OAI-PMH endpoint on 127.0.0.1 answering from a script, one step per request."""
+@contextmanager
+def running_oai() -> Iterator[SimpleNamespace]:
+    """The endpoint, answering from its script one step per request: its url,
+    script (a deque of steps) and what it received, in order."""
     script: deque[dict] = deque()
     received: list[dict] = []
-    fake_sleep = FakeSleep()
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):
@@ -59,18 +57,12 @@ def oai_server_fixture(settings):
     # The client hangs up on a response it timed out on; that is expected.
     server.handle_error = lambda request, address: None
     threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/oai"
-    settings.ARXIV_OAI_URL = url
-    settings.ARXIV_DELAY_SECONDS = 0.2
-    http = ArxivHttp(
-        user_agent="Papershelf-test/1.0 (mailto:test@example.org)",
-        # Generous, so a busy machine never turns a scripted answer into a timeout.
-        timeout=10,
-        max_retries=2,
-        retry_base_wait=1,
-        retry_max_wait=60,
-        sleep=fake_sleep,
-    )
-    yield SimpleNamespace(url=url, script=script, received=received, sleep=fake_sleep, http=http)
-    server.shutdown()
-    server.server_close()
+    try:
+        yield SimpleNamespace(
+            url=f"http://127.0.0.1:{server.server_address[1]}/oai",
+            script=script,
+            received=received,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()

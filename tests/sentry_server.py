@@ -3,17 +3,14 @@
 import gzip
 import json
 import threading
-import time
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-import pytest
 
 
 class FakeSentry:
     def __init__(self) -> None:
         self.events: list[dict] = []
-        self._lock = threading.Lock()
+        # Notified as each envelope is kept (wait_for_events).
+        self._received = threading.Condition()
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -42,29 +39,26 @@ class FakeSentry:
         # An envelope: a header line, then for each item a header line and a payload.
         lines = body.split(b"\n")
         items = lines[1:]
-        with self._lock:
+        with self._received:
             for header, payload in zip(items[::2], items[1::2], strict=False):
                 if json.loads(header).get("type") == "event":
                     self.events.append(json.loads(payload))
+            self._received.notify_all()
 
     def wait_for_events(self, count: int, *, timeout: float = 30) -> list[dict]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self._lock:
-                if len(self.events) >= count:
-                    return list(self.events)
-            time.sleep(0.1)
-        raise AssertionError(f"Sentry got {len(self.events)} events, expected {count}")
+        with self._received:
+            if not self._received.wait_for(lambda: len(self.events) >= count, timeout):
+                raise AssertionError(f"Sentry got {len(self.events)} events, expected {count}")
+            return list(self.events)
+
+    def start(self) -> "FakeSentry":
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def exceptions(event: dict) -> list[tuple[str, str]]:
     return [(e["type"], e["value"]) for e in event.get("exception", {}).get("values", [])]
-
-
-@pytest.fixture(name="fake_sentry")
-def fake_sentry_fixture() -> Iterator[FakeSentry]:
-    fake = FakeSentry()
-    fake.thread.start()
-    yield fake
-    fake.server.shutdown()
-    fake.server.server_close()

@@ -17,16 +17,8 @@ from django.core.management import call_command
 from accounts.models import Profile
 from tests.accounts_factories import PASSWORD, UserFactory
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_rate_limits")]
 NEW_PASSWORD = "a different long passphrase"
-
-
-@pytest.fixture(autouse=True)
-def fresh_rate_limits():
-    # allauth counts attempts in the cache; keep each test's count its own.
-    cache.clear()
-    yield
-    cache.clear()
 
 
 def link_in_last_mail(pattern: str) -> str:

@@ -25,11 +25,9 @@ from tests.arxiv_server import (
     ATOM,
     Fault,
     entry_id,
-    fake_arxiv_fixture,  # noqa: F401
     numbered_entries,
     with_id,
 )
-from tests.catalog_cache import redis_cache_fixture  # noqa: F401
 from tests.factories import PaperFactory, TagFactory
 
 pytestmark = pytest.mark.django_db
@@ -56,12 +54,6 @@ def title_of(entry: str) -> str:
 
 def version_of(entry: str) -> int:
     return int(etree.fromstring(entry).findtext(f"{ATOM}id").rsplit("v", 1)[1])
-
-
-@pytest.fixture
-def curator_client(client):
-    client.force_login(CuratorFactory())
-    return client
 
 
 def test_the_command_adds_papers_named_in_any_form_with_their_metadata_and_tags(fake_arxiv):

@@ -16,11 +16,11 @@ from ingest.records import ArxivRecord, Skipped, SourceUnreadable
 from tests.arxiv_server import (
     Fault,
     entry_id,
-    fake_arxiv_fixture,  # noqa: F401
     recorded,
     recorded_entries,
     updated_of,
 )
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.django_db
 
@@ -279,12 +279,22 @@ def test_a_request_waits_while_another_process_holds_the_arxiv_connection(
         finally:
             connection.close()
 
+    def waiting_for_the_turn() -> bool:
+        """the fetch asking for the held arXiv turn (or, wrongly, arXiv itself)"""
+        asking = other_process_connection.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND pid <> pg_backend_pid() AND query LIKE 'SELECT pg_try_advisory_lock(%'"
+        ).fetchone()[0]
+        return asking > 0 or bool(fake_arxiv.requests)
+
     thread = threading.Thread(target=fetch_and_close)
     thread.start()
-    time.sleep(0.5)
-    assert fake_arxiv.requests == []
-    other_process_connection.execute("SELECT pg_advisory_unlock(%s)", [REQUEST_LOCK_KEY])
-    thread.join(timeout=10)
+    try:
+        wait_for(waiting_for_the_turn)
+        assert fake_arxiv.requests == []
+    finally:
+        other_process_connection.execute("SELECT pg_advisory_unlock(%s)", [REQUEST_LOCK_KEY])
+        thread.join(timeout=10)
 
     assert len(results) == 5
 

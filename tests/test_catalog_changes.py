@@ -16,7 +16,6 @@ from enrichment.previews import RenderedImage, store_previews
 from ingest.records import ArxivRecord
 from ingest.tagging import apply_tag_rules
 from ingest.upsert import upsert_records
-from tests.catalog_cache import redis_cache_fixture  # noqa: F401
 from tests.factories import (
     CategoryFactory,
     CodeLinkFactory,

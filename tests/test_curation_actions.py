@@ -11,7 +11,6 @@ from django.urls import reverse
 
 from catalog.models import CurationEvent, Paper, Summary
 from tests.accounts_factories import CuratorFactory, UserFactory
-from tests.catalog_cache import redis_cache_fixture  # noqa: F401
 from tests.factories import PaperFactory, SummaryFactory, TagFactory
 from tests.ingest_factories import TagRuleFactory
 

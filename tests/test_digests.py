@@ -28,9 +28,11 @@ from catalog.models import PaperTag
 from config.celery import app as celery_app
 from tests.accounts_factories import SubscriptionFactory, UserFactory
 from tests.factories import CategoryFactory, CodeLinkFactory, PaperFactory, TagFactory
-from tests.services import redis_db_url
+from tests.services import celery_client, redis_db_url
 
 REDIS_URL = redis_db_url(6)
+# What a worker logs as a digest task ends, whether it succeeded or raised.
+TASK_ENDED = re.compile(r"Task accounts\.tasks\.send_due_digests\[[\w-]+\] (?:succeeded|raised)")
 # A Tuesday, after the daily send hour.
 NOW = datetime.datetime(2026, 3, 10, 9, 30, tzinfo=datetime.UTC)
 LAST_DIGEST = NOW - datetime.timedelta(days=1, hours=2)
@@ -270,6 +272,8 @@ def test_two_tasks_on_a_real_worker_send_each_digest_once(tmp_path, redis_db):
         "EMAIL_FILE_PATH": str(tmp_path),
         "SECRET_KEY": settings.SECRET_KEY,
         "DEBUG": "1",
+        # Where the worker tells that a task has ended (TASK_ENDED).
+        "LOG_LEVEL": "INFO",
     }
     worker = subprocess.Popen(
         [
@@ -282,7 +286,7 @@ def test_two_tasks_on_a_real_worker_send_each_digest_once(tmp_path, redis_db):
             "--concurrency=2",
             "--without-gossip",
             "--without-mingle",
-            "--loglevel=warning",
+            "--loglevel=info",
         ],
         cwd=settings.BASE_DIR,
         env=env,
@@ -290,23 +294,36 @@ def test_two_tasks_on_a_real_worker_send_each_digest_once(tmp_path, redis_db):
         stderr=subprocess.STDOUT,
         text=True,
     )
-    client = type(celery_app)("test-client", broker=REDIS_URL, set_as_current=False)
+    # The worker's log, read as it comes: it tells when each task has ended.
+    lines: list[str] = []
+    logged = threading.Condition()
+
+    def read_log() -> None:
+        for line in worker.stdout:
+            with logged:
+                lines.append(line)
+                logged.notify_all()
+        with logged:  # the worker has gone
+            logged.notify_all()
+
+    def both_tasks_ended_or_the_worker_stopped() -> bool:
+        return len(TASK_ENDED.findall("".join(lines))) >= 2 or worker.poll() is not None
+
+    reader = threading.Thread(target=read_log, daemon=True)
+    reader.start()
+    client = celery_client(REDIS_URL)
     try:
         for _ in range(2):
             client.send_task("accounts.tasks.send_due_digests")
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            claimed = not Profile.objects.filter(
-                user__in=readers, last_digest_at__lt=timezone.now() - datetime.timedelta(days=1)
-            ).exists()
-            if claimed and redis_db.llen("celery") == 0:
-                break
-            time.sleep(0.5)
-        time.sleep(2)  # let the slower task run to its end
-        assert worker.poll() is None, worker.stdout.read()
+        with logged:
+            logged.wait_for(both_tasks_ended_or_the_worker_stopped, timeout=90)
+        assert worker.poll() is None, "".join(lines)
+        assert len(TASK_ENDED.findall("".join(lines))) == 2, "".join(lines)
     finally:
         worker.terminate()
-        output = worker.communicate(timeout=30)[0]
+        worker.wait(timeout=30)
+        reader.join(timeout=30)
+        output = "".join(lines)
         client.close()
     recipients = sorted(m["To"] for m in sent_messages(tmp_path))
     assert recipients == sorted(r.email for r in readers), output

@@ -10,15 +10,9 @@ from enrichment.base import EnrichmentFailed, EnrichmentUnavailable
 from enrichment.extractive import ExtractiveBackend
 from enrichment.llm import LanguageModelBackend
 from enrichment.prompt import PROMPT_VERSION
-from tests.fake_llm_server import ABSTRACT, GOOD_ANSWER, running_fake_llm
+from tests.fake_llm_server import ABSTRACT, GOOD_ANSWER
 
 TITLE = "StepCheck: verifying arithmetic reasoning step by step"
-
-
-@pytest.fixture
-def fake_llm(settings):
-    with running_fake_llm(settings) as server:
-        yield server
 
 
 def enrich():

@@ -12,7 +12,7 @@ from catalog.models import Paper
 from config.celery import app as celery_app
 from core import background
 from ingest.models import IngestRun, IngestSource, OaiHarvest, TagRule
-from tests.arxiv_server import Fault, fake_arxiv_fixture  # noqa: F401
+from tests.arxiv_server import Fault
 from tests.factories import PaperFactory, TagFactory
 from tests.ingest_factories import IngestSourceFactory, TagRuleFactory
 

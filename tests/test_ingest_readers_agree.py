@@ -9,9 +9,7 @@ from catalog.models import Paper
 from catalog.signals import papers_stored
 from ingest import runs
 from ingest.models import IngestRun, TagRule
-from tests.arxiv_server import fake_arxiv_fixture  # noqa: F401
 from tests.factories import TagFactory
-from tests.oai_server import oai_server_fixture  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 

@@ -1,7 +1,6 @@
 import datetime
 import re
 import threading
-import time
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -16,21 +15,13 @@ from ingest.models import IngestRun, IngestSource
 from tests.arxiv_server import (
     Fault,
     entry_id,
-    fake_arxiv_fixture,  # noqa: F401
     updated_of,
 )
 from tests.factories import TagFactory
 from tests.ingest_factories import IngestSourceFactory
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.django_db
-
-
-def wait_for(condition, *, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {condition.__name__}")
-        time.sleep(0.05)
 
 
 def as_datetime(timestamp: str) -> datetime.datetime:
@@ -248,7 +239,7 @@ def test_a_run_kept_waiting_by_arxiv_keeps_its_heartbeat(fake_arxiv, settings):
     thread = threading.Thread(target=worker)
     thread.start()
     try:
-        wait_for(lambda: len(fake_arxiv.requests) == 2)
+        fake_arxiv.wait_for_requests(2)
         waiting_since = timezone.now()
 
         def run_and_claim_beat() -> bool:
@@ -265,9 +256,12 @@ def test_a_run_kept_waiting_by_arxiv_keeps_its_heartbeat(fake_arxiv, settings):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_workers_on_one_source_run_it_once(fake_arxiv):
+def test_two_workers_on_one_source_run_it_once(fake_arxiv, settings):
+    settings.ARXIV_REQUEST_TIMEOUT = 30  # a held answer is waited for, not retried
     source = IngestSourceFactory()
-    fake_arxiv.queue(Fault(delay=0.5))
+    # The first worker's first page is held until the second worker has tried.
+    answer = threading.Event()
+    fake_arxiv.queue(Fault(held_until=answer))
     outcomes = []
 
     def worker() -> None:
@@ -280,11 +274,14 @@ def test_two_workers_on_one_source_run_it_once(fake_arxiv):
 
     first = threading.Thread(target=worker)
     first.start()
-    time.sleep(0.2)
-    second = threading.Thread(target=worker)
-    second.start()
-    first.join(timeout=30)
-    second.join(timeout=30)
+    try:
+        fake_arxiv.wait_for_requests(1)  # the first has claimed the source and is reading it
+        second = threading.Thread(target=worker)
+        second.start()
+        second.join(timeout=30)
+    finally:
+        answer.set()
+        first.join(timeout=30)
 
     assert outcomes == ["already running", IngestRun.Status.SUCCEEDED]
     assert IngestRun.objects.count() == 1
@@ -292,19 +289,25 @@ def test_two_workers_on_one_source_run_it_once(fake_arxiv):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_run_whose_claim_was_taken_over_stops(fake_arxiv):
+def test_a_run_whose_claim_was_taken_over_stops(fake_arxiv, settings):
+    settings.ARXIV_REQUEST_TIMEOUT = 30  # a held answer is waited for, not retried
     source = IngestSourceFactory()
-    fake_arxiv.queue(Fault(), Fault(delay=0.5))
+    # The second page is held until another worker has taken the claim over.
+    answer = threading.Event()
+    fake_arxiv.queue(Fault(), Fault(held_until=answer))
 
     def take_over() -> None:
-        time.sleep(0.2)
-        IngestSource.objects.filter(pk=source.pk).update(claim_token="a-later-worker")
-        connection.close()
+        try:
+            fake_arxiv.wait_for_requests(2)  # the run holds the claim, its second page asked for
+            IngestSource.objects.filter(pk=source.pk).update(claim_token="a-later-worker")
+        finally:
+            answer.set()
+            connection.close()
 
     thief = threading.Thread(target=take_over)
     thief.start()
     run = runs.run_source(source=source)
-    thief.join()
+    thief.join(timeout=30)
 
     assert run.status == IngestRun.Status.PARTIAL
     assert "another worker took it over" in run.error

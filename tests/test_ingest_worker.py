@@ -5,7 +5,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -19,9 +18,10 @@ from catalog.models import Paper
 from ingest import runs
 from ingest.models import IngestRun, IngestSource
 from ingest.tasks import ingest_source, reapply_tag_rules
-from tests.arxiv_server import Fault, entry_id, fake_arxiv_fixture  # noqa: F401
+from tests.arxiv_server import Fault, entry_id
 from tests.ingest_factories import IngestSourceFactory
-from tests.services import redis_db_url
+from tests.services import celery_client, redis_db_url
+from tests.waiting import wait_for
 
 BROKER_URL = redis_db_url(5)
 PROJECT = Path(__file__).resolve().parent.parent
@@ -34,7 +34,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def broker() -> Iterator[Celery]:
     redis.Redis.from_url(BROKER_URL).flushdb()
-    producer = Celery("papershelf-test", broker=BROKER_URL)
+    producer = celery_client(BROKER_URL)
     yield producer
     producer.close()
     redis.Redis.from_url(BROKER_URL).flushdb()
@@ -79,14 +79,6 @@ def start_worker(fake_arxiv) -> Iterator[Callable[[], subprocess.Popen]]:
                 worker.wait()
 
 
-def wait_for(condition: Callable[[], bool], *, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {condition.__doc__ or condition}")
-        time.sleep(0.1)
-
-
 def test_tasks_are_acknowledged_late():
     assert ingest_source.acks_late
     assert reapply_tag_rules.acks_late
@@ -106,14 +98,14 @@ def test_a_worker_killed_mid_run_is_marked_interrupted_and_its_source_runs_again
     def two_pages_stored_and_third_requested() -> bool:
         return Paper.objects.count() == 20 and len(fake_arxiv.requests) == 3
 
-    wait_for(two_pages_stored_and_third_requested)
+    wait_for(two_pages_stored_and_third_requested, timeout=60, every=0.1)
     waiting_since = timezone.now()
 
     def run_and_claim_beat_while_arxiv_keeps_them_waiting() -> bool:
         run, claim = IngestRun.objects.get(), IngestSource.objects.get()
         return run.heartbeat_at > waiting_since and claim.claimed_at > waiting_since
 
-    wait_for(run_and_claim_beat_while_arxiv_keeps_them_waiting)
+    wait_for(run_and_claim_beat_while_arxiv_keeps_them_waiting, timeout=60, every=0.1)
     worker.send_signal(signal.SIGKILL)
     worker.wait(timeout=10)
 
@@ -148,7 +140,7 @@ def test_a_worker_killed_mid_run_is_marked_interrupted_and_its_source_runs_again
     def second_run_finished() -> bool:
         return IngestRun.objects.exclude(pk=killed.pk).exclude(status="running").exists()
 
-    wait_for(second_run_finished)
+    wait_for(second_run_finished, timeout=60, every=0.1)
     completed = IngestRun.objects.exclude(pk=killed.pk).get()
     assert (completed.status, completed.created, completed.unchanged) == (
         IngestRun.Status.SUCCEEDED,

@@ -7,7 +7,7 @@ import pytest
 from ingest.http import ArxivHttp, Retryable
 from ingest.listing import Announced, parse_listing, read_listing
 from ingest.records import SourceUnreadable
-from tests.arxiv_server import Fault, fake_arxiv_fixture, recorded_listing  # noqa: F401
+from tests.arxiv_server import Fault, recorded_listing
 
 JUNE_2 = datetime.date(2026, 6, 2)
 

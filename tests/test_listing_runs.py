@@ -13,7 +13,6 @@ from ingest.models import IngestRun, IngestSource
 from tests.arxiv_server import (
     Fault,
     entry_id,
-    fake_arxiv_fixture,  # noqa: F401
     recorded_listing,
 )
 from tests.factories import PaperFactory, TagFactory

@@ -23,7 +23,7 @@ from catalog.models import (
 )
 from ingest import links
 from tests.accounts_factories import CuratorFactory
-from tests.arxiv_server import ATOM, fake_arxiv_fixture, with_id  # noqa: F401
+from tests.arxiv_server import ATOM, with_id
 from tests.factories import PaperFactory, TagFactory
 from tools import build_demo as build
 

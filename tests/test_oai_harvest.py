@@ -11,7 +11,6 @@ from ingest.models import IngestRun, OaiHarvest, TagRule
 from ingest.runs import Harvest
 from ingest.runs import harvest_oai as harvest
 from tests.factories import TagFactory
-from tests.oai_server import oai_server_fixture  # noqa: F401
 
 DATA = Path(__file__).parent / "data" / "oai"
 PAGE1, PAGE2 = (DATA / "page1.xml").read_bytes(), (DATA / "page2.xml").read_bytes()

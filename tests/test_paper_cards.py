@@ -25,7 +25,6 @@ from catalog.models import CodeLink, Paper, PaperImage
 from catalog.selectors import with_list_related
 from discovery.models import Recommendation
 from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
-from tests.catalog_cache import redis_cache_fixture  # noqa: F401
 from tests.factories import CategoryFactory, CodeLinkFactory, PaperFactory, TagFactory
 
 pytestmark = pytest.mark.django_db
@@ -316,9 +315,11 @@ def test_a_change_to_anything_a_card_shows_gives_a_new_card(settings):
     assert shown != plain and "Trending" in shown
 
 
-def test_an_edited_card_template_gives_new_cards_without_a_restart(settings):
-    """The development server reloads edited templates without restarting."""
-    edited = {"catalog/_paper_date.html": "<span>date one</span>"}
+@pytest.fixture
+def edited_templates(settings) -> dict[str, str]:
+    """Templates a test edits in place, ahead of the project's, behind the cached loader
+    as in production; `reset_loaders()` is what the development server's reload does."""
+    edited: dict[str, str] = {}
     settings.TEMPLATES = [
         {
             **settings.TEMPLATES[0],
@@ -338,6 +339,13 @@ def test_an_edited_card_template_gives_new_cards_without_a_restart(settings):
             },
         }
     ]
+    return edited
+
+
+def test_an_edited_card_template_gives_new_cards_without_a_restart(edited_templates):
+    """The development server reloads edited templates without restarting."""
+    edited = edited_templates
+    edited["catalog/_paper_date.html"] = "<span>date one</span>"
     paper = PaperFactory()
     assert "date one" in card_of(paper)[0]
 
@@ -418,28 +426,10 @@ def test_a_store_sized_below_zero_stops_the_site_from_starting():
     assert "INDEX_CARDS_CACHE_SIZE is a number of fragments, 0 or more, not -1." in started.stderr
 
 
-def test_an_edited_toggle_template_gives_new_toggles_without_a_restart(settings, rf):
+def test_an_edited_toggle_template_gives_new_toggles_without_a_restart(edited_templates, rf):
     """Reader parts kept rendered per process are keyed on their template's source too."""
-    edited = {toggles.SAVE_TEMPLATE: "<button>save one</button>"}
-    settings.TEMPLATES = [
-        {
-            **settings.TEMPLATES[0],
-            "APP_DIRS": False,
-            "OPTIONS": {
-                **settings.TEMPLATES[0]["OPTIONS"],
-                "loaders": [
-                    (
-                        "django.template.loaders.cached.Loader",
-                        [
-                            ("django.template.loaders.locmem.Loader", edited),
-                            "django.template.loaders.filesystem.Loader",
-                            "django.template.loaders.app_directories.Loader",
-                        ],
-                    )
-                ],
-            },
-        }
-    ]
+    edited = edited_templates
+    edited[toggles.SAVE_TEMPLATE] = "<button>save one</button>"
     paper, request = PaperFactory(), rf.get("/")
     request.user = UserFactory()
 

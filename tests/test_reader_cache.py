@@ -13,7 +13,6 @@ from accounts.models import SavedPaper, Subscription
 from catalog.models import Tag
 from config.db_routers import ReplicaRouter
 from tests.accounts_factories import SubscriptionFactory, UserFactory
-from tests.catalog_cache import redis_cache_fixture  # noqa: F401
 from tests.factories import PaperFactory, TagFactory
 
 pytestmark = pytest.mark.django_db

@@ -28,6 +28,8 @@ def fresh_clone(tmp_path) -> Path:
     shutil.copytree(
         PROJECT,
         clone,
+        # Also what other tests write while this one copies (a parallel run):
+        # bytecode and Hypothesis's examples, which no fresh clone has either.
         ignore=shutil.ignore_patterns(
             ".git",
             ".venv",
@@ -37,6 +39,8 @@ def fresh_clone(tmp_path) -> Path:
             "staticfiles",
             "test-artifacts",
             "node_modules",
+            "__pycache__",
+            ".hypothesis",
         ),
     )
     # The part of `make run` that prepares the checkout for other shells.

@@ -6,21 +6,12 @@ from django.test import Client
 from catalog.models import CurationEvent, Paper, PaperTag
 from ingest import runs
 from ingest.models import InboxEntry
-from tests.accounts_factories import CuratorFactory
-from tests.arxiv_server import entry_id, fake_arxiv_fixture  # noqa: F401
-from tests.catalog_cache import redis_cache_fixture  # noqa: F401
 from tests.factories import CodeLinkFactory, TagFactory
 from tests.ingest_factories import IngestSourceFactory, TagRuleFactory
 
 pytestmark = pytest.mark.django_db
 
 INBOX = "/admin/ingest/inboxentry/"
-
-
-@pytest.fixture
-def curator_client(client):
-    client.force_login(CuratorFactory())
-    return client
 
 
 def run_action(client, action: str, entries, **extra):

@@ -9,7 +9,6 @@ from catalog import cache as catalog_cache
 from catalog import page_cache, pagination
 from catalog.models import Paper
 from config.db_routers import PrimaryAfterWriteMiddleware, ReplicaRouter
-from tests.catalog_cache import redis_cache_fixture  # noqa: F401
 from tests.factories import PaperFactory, TagFactory
 
 

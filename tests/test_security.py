@@ -11,7 +11,6 @@ from allauth.account.models import EmailAddress
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
-from django.core.cache import cache
 from django.test import Client
 from django.urls import URLResolver, get_resolver
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -23,16 +22,8 @@ from tests.accounts_factories import PASSWORD, SavedPaperFactory, SubscriptionFa
 from tests.factories import CategoryFactory, PaperFactory, SummaryFactory, TagFactory
 from tests.html_checks import live_markup
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_rate_limits")]
 EVIL = ["https://evil.example/steal", "//evil.example/", "http://testserver.evil.example/"]
-
-
-@pytest.fixture(autouse=True)
-def fresh_rate_limits():
-    # allauth counts log-in attempts in the cache; keep each test's count its own.
-    cache.clear()
-    yield
-    cache.clear()
 
 
 @pytest.fixture

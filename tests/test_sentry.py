@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.sentry_server import exceptions, fake_sentry_fixture  # noqa: F401
+from tests.sentry_server import exceptions
 
 PROJECT = Path(__file__).resolve().parent.parent
 

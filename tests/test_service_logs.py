@@ -22,8 +22,8 @@ from celery import Celery
 from django.db import connection
 
 from tests.faults.processes import free_port, wait_for
-from tests.sentry_server import exceptions, fake_sentry_fixture  # noqa: F401
-from tests.services import redis_db_url
+from tests.sentry_server import exceptions
+from tests.services import celery_client, redis_db_url
 
 PROJECT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -57,7 +57,7 @@ def production_env(tmp_path) -> dict[str, str]:
 @pytest.fixture
 def broker() -> Iterator[Celery]:
     redis.Redis.from_url(BROKER_URL).flushdb()
-    producer = Celery("papershelf-test", broker=BROKER_URL)
+    producer = celery_client(BROKER_URL)
     yield producer
     producer.close()
     redis.Redis.from_url(BROKER_URL).flushdb()

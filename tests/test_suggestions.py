@@ -10,8 +10,7 @@ from catalog.models import CurationEvent, Paper
 from curation.models import SuggestedPaper, Suggestion
 from ingest import links
 from tests.accounts_factories import CuratorFactory, UserFactory
-from tests.arxiv_server import Fault, entry_id, fake_arxiv_fixture  # noqa: F401
-from tests.catalog_cache import redis_cache_fixture  # noqa: F401
+from tests.arxiv_server import Fault, entry_id
 from tests.factories import PaperFactory, TagFactory
 
 pytestmark = pytest.mark.django_db

@@ -16,15 +16,9 @@ from enrichment.queue import queue_enrichment, queue_summaries
 from enrichment.services import enrich_paper
 from enrichment.tasks import summarize_paper
 from tests.factories import PaperFactory, SummaryFactory, TagFactory
-from tests.fake_llm_server import ABSTRACT, GOOD_ANSWER, running_fake_llm
+from tests.fake_llm_server import ABSTRACT, GOOD_ANSWER
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def fake_llm(settings):
-    with running_fake_llm(settings) as server:
-        yield server
 
 
 @pytest.fixture

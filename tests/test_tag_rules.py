@@ -8,7 +8,7 @@ from lxml import etree
 from catalog.models import Paper, PaperTag
 from ingest import runs, tagging
 from ingest.tagging import apply_tag_rules
-from tests.arxiv_server import ATOM, entry_id, fake_arxiv_fixture  # noqa: F401
+from tests.arxiv_server import ATOM, entry_id
 from tests.factories import CategoryFactory, PaperFactory, TagFactory
 from tests.ingest_factories import IngestSourceFactory, TagRuleFactory
 

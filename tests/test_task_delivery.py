@@ -9,7 +9,6 @@ from types import SimpleNamespace
 
 import pytest
 import redis
-from celery import Celery
 from celery.worker import state
 from django.conf import settings
 from django.utils import timezone
@@ -20,7 +19,7 @@ from config.worker import HEARTBEAT_SECONDS, HeldMessagesHeartbeat, touch_held_m
 from core import claims
 from core.models import JobClaim
 from discovery.tasks import refresh_discovery
-from tests.services import redis_db_url
+from tests.services import celery_client, redis_db_url
 
 BROKER = redis_db_url(13)
 # Every restore sweep a worker makes (kombu's unacked_restore_interval).
@@ -65,7 +64,7 @@ def test_every_task_has_a_time_limit(name):
 def broker():
     client = redis.Redis.from_url(BROKER)
     client.flushdb()
-    producer = Celery("delivery-test", broker=BROKER)
+    producer = celery_client(BROKER)
     with producer.connection_for_write() as connection:
         yield client, connection
     client.flushdb()

@@ -14,8 +14,7 @@ from catalog import pagination, trending
 from catalog.models import Paper, ReaderSignal
 from curation.models import SuggestedPaper
 from tests.accounts_factories import CuratorFactory, UserFactory
-from tests.arxiv_server import entry_id, fake_arxiv_fixture  # noqa: F401
-from tests.catalog_cache import redis_cache_fixture  # noqa: F401
+from tests.arxiv_server import entry_id
 from tests.factories import CategoryFactory, PaperFactory, TagFactory
 
 pytestmark = pytest.mark.django_db

@@ -8,8 +8,7 @@ from playwright.sync_api import expect
 
 from ingest import runs
 from tests.accounts_factories import PASSWORD, CuratorFactory, UserFactory
-from tests.arxiv_server import ATOM, entry_id, fake_arxiv_fixture  # noqa: F401
-from tests.catalog_cache import redis_cache_fixture  # noqa: F401
+from tests.arxiv_server import ATOM, entry_id
 from tests.e2e.conftest import policy_violations
 from tests.factories import PaperFactory, TagFactory
 from tests.ingest_factories import IngestSourceFactory

@@ -1,10 +1,11 @@
 """Opening a paper from the personal feed sends a beacon the site counts toward trending."""
 
-import time
+import threading
 
 import pytest
 from playwright.sync_api import expect
 
+from accounts import services
 from catalog.models import ReaderSignal
 from tests.accounts_factories import SubscriptionFactory, UserFactory
 from tests.e2e.conftest import log_in, policy_violations
@@ -13,7 +14,23 @@ from tests.factories import PaperFactory, TagFactory
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
-def test_opening_a_paper_from_the_feed_is_counted_once(page, live_server):
+@pytest.fixture
+def beacons_handled(monkeypatch) -> threading.Semaphore:
+    """Released as the site has handled each of the feed's beacons."""
+    handled = threading.Semaphore(0)
+    record = services.record_feed_click
+
+    def recorded(**kwargs) -> None:
+        try:
+            record(**kwargs)
+        finally:
+            handled.release()
+
+    monkeypatch.setattr(services, "record_feed_click", recorded)
+    return handled
+
+
+def test_opening_a_paper_from_the_feed_is_counted_once(page, live_server, beacons_handled):
     reader = UserFactory()
     tag = TagFactory(name="Reasoning", slug="reasoning")
     SubscriptionFactory(user=reader, tag=tag)
@@ -24,9 +41,8 @@ def test_opening_a_paper_from_the_feed_is_counted_once(page, live_server):
         page.goto("/feed/")
         page.get_by_role("link", name=paper.title).click()
         expect(page).to_have_url(f"{live_server.url}{paper.get_absolute_url()}")
-    deadline = time.monotonic() + 5
-    while not ReaderSignal.objects.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    for n in (1, 2):
+        assert beacons_handled.acquire(timeout=15), f"beacon {n} of 2 was not handled"
 
     assert list(ReaderSignal.objects.values_list("paper", "reader", "kind")) == [
         (paper.pk, reader.pk, "click")

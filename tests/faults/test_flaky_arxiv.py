@@ -13,7 +13,6 @@ from django.core.management import call_command
 
 from catalog.models import Paper
 from tests.arxiv_server import Fault, entry_id
-from tests.arxiv_server import fake_arxiv_fixture as fake_arxiv_fixture
 from tests.ingest_factories import IngestSourceFactory
 
 pytestmark = pytest.mark.django_db

@@ -19,6 +19,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 PUBLISH = (
     "import time\n"
     "from ingest.tasks import ingest_source\n"
+    "print('publishing', flush=True)\n"
     "started = time.monotonic()\n"
     "ingest_source.delay(424242)\n"
     "print(f'published after {time.monotonic() - started:.1f}s')\n"
@@ -98,6 +99,8 @@ def test_pages_and_log_in_work_while_redis_is_down(redis, site_env_for):
 def test_a_task_published_while_redis_is_down_is_queued_when_it_returns(redis, site_env_for):
     redis.stop()
     publisher = publish(site_env_for)
+    # Once it is publishing, Redis stays away a while longer.
+    assert "publishing\n" in iter(publisher.stdout.readline, ""), publisher.communicate(timeout=60)
     time.sleep(3)
     redis.start()
 

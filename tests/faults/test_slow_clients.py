@@ -11,13 +11,14 @@ import contextlib
 import socket
 import threading
 import time
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 import requests
 
 from tests.factories import PaperFactory
-from tests.faults.processes import gunicorn, nginx, site_env
+from tests.faults.processes import gunicorn, nginx, site_env, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 WORKERS = 2
@@ -95,6 +96,17 @@ class HeldConnections:
             conn.close()
 
 
+def accepted_all(base: str) -> bool:
+    """Whether the server listening at base has accepted every connection made
+    to it: its listening socket's accept queue (/proc/net/tcp) is empty."""
+    port = urlsplit(base).port
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        _, local, _, state, queues, *_ = line.split()
+        if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:  # listening
+            return int(queues.split(":")[1], 16) == 0
+    raise AssertionError(f"nothing listens on port {port}")
+
+
 def probe(base: str, *, seconds: float, timeout: float = 5) -> list[tuple[str, int | None, float]]:
     """Ask for each probe page in turn for a while: (path, status or None, seconds taken)."""
     results = []
@@ -113,7 +125,8 @@ def probe(base: str, *, seconds: float, timeout: float = 5) -> list[tuple[str, i
 def test_gunicorn_alone_stalls_while_two_idle_connections_are_held(env):
     # The shape before nginx: gunicorn published directly.
     with gunicorn(env, workers=WORKERS) as base, HeldConnections(base, idle=WORKERS):
-        time.sleep(0.5)  # each worker has taken one and waits for its request
+        # Each worker has taken one and waits for its request.
+        wait_for(lambda: accepted_all(base), timeout=30, what="both idle connections accepted")
         with pytest.raises(requests.Timeout):
             requests.get(f"{base}/healthz", timeout=3)
 
@@ -124,7 +137,7 @@ def test_behind_nginx_the_site_answers_while_slow_clients_hold_connections(env):
         nginx(upstream(web)) as base,
         HeldConnections(base, idle=40, slow_headers=10, slow_bodies=10) as held,
     ):
-        time.sleep(0.5)
+        wait_for(lambda: accepted_all(base), timeout=30, what="the held connections accepted")
         answers = probe(base, seconds=12)
         closed = held.idle_ones_closed_by_the_server()
 

@@ -12,13 +12,13 @@ import time
 from collections import Counter
 
 import pytest
-from celery import Celery
 from django.conf import settings
 
 from catalog.models import Summary
 from tests.factories import PaperFactory
 from tests.fake_llm_server import ABSTRACT, FakeLLMServer
 from tests.faults.processes import CeleryProcess, named_redis, site_env
+from tests.services import celery_client
 
 pytestmark = [pytest.mark.slow, pytest.mark.long, pytest.mark.django_db(transaction=True)]
 SUMMARIES_A_PAPER = 4  # summary, takeaways, two translations
@@ -73,7 +73,7 @@ def workers(broker, model, tmp_path):
 
 
 def summarize(broker: str, papers) -> None:
-    producer = Celery("fault-test", broker=broker)
+    producer = celery_client(broker)
     for paper in papers:
         producer.send_task("enrichment.tasks.summarize_paper", args=[paper.pk], queue="enrichment")
     producer.close()
