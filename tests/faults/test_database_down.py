@@ -5,15 +5,13 @@ process logs one line a minute, no traceback; the same processes answer 200
 as soon as the server is back. Runs against a private cluster on its own
 port, never the shared one."""
 
-import os
-import shutil
 import time
 from urllib.parse import urlsplit
 
 import pytest
 import requests
 
-from tests.faults.processes import PostgresCluster, gunicorn, manage, nginx, site_env
+from tests.faults.processes import gunicorn, manage, nginx, site_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.long]
 PAGES = ["/", "/?q=reasoning", "/tags/", "/categories/", "/trending/"]
@@ -24,18 +22,6 @@ CREATE_READER = (
     f"user = get_user_model().objects.create_user('reader', '{EMAIL}', '{PASSWORD}')\n"
     f"EmailAddress.objects.create(user=user, email='{EMAIL}', verified=True, primary=True)\n"
 )
-
-
-@pytest.fixture
-def cluster():
-    if os.geteuid() != 0 or not shutil.which("runuser"):
-        pytest.skip("needs root to run a private cluster as the postgres user")
-    cluster = PostgresCluster()
-    try:
-        cluster.init()
-        yield cluster
-    finally:
-        cluster.destroy()
 
 
 def logged_in(base: str) -> requests.Session:

@@ -5,8 +5,6 @@ serves them again once the database is back, without being restarted.
 Runs against a private cluster on its own port, never the shared one.
 """
 
-import os
-import shutil
 import threading
 import time
 from collections import Counter
@@ -14,23 +12,11 @@ from collections import Counter
 import pytest
 import requests
 
-from tests.faults.processes import PostgresCluster, gunicorn, manage, site_env
+from tests.faults.processes import gunicorn, manage, site_env
 
 pytestmark = pytest.mark.slow
 READERS = 4
 PAGES = ["/", "/?q=reasoning", "/tags/", "/categories/", "/?period=365d"]
-
-
-@pytest.fixture
-def cluster():
-    if os.geteuid() != 0 or not shutil.which("runuser"):
-        pytest.skip("needs root to run a private cluster as the postgres user")
-    cluster = PostgresCluster()
-    try:
-        cluster.init()
-        yield cluster
-    finally:
-        cluster.destroy()
 
 
 def read_continuously(base: str, stop: threading.Event, log: list) -> None:
