@@ -3,6 +3,7 @@ paper's page names its first public suggester and the curator who added it,
 linking to their profiles at /readers/<name>/."""
 
 import pytest
+from django.core import checks
 from django.test import Client
 from django.utils import timezone
 
@@ -163,7 +164,12 @@ def test_the_form_works_in_korean_and_chinese(client, reader):
     ("language", "credit", "since", "heading"),
     [
         ("ko", '<a href="/readers/Ada/">Ada</a> 님 외 1명이 제안', "부터 독자", "제안한 논문"),
-        ("zh-hans", '由 <a href="/readers/Ada/">Ada</a> 和另外 1 位读者推荐', "起成为读者", "推荐的论文"),
+        (
+            "zh-hans",
+            '由 <a href="/readers/Ada/">Ada</a> 和另外 1 位读者推荐',
+            "起成为读者",
+            "推荐的论文",
+        ),
     ],
 )
 def test_credit_and_profile_in_korean_and_chinese(reader, language, credit, since, heading):
@@ -362,3 +368,9 @@ def test_an_approved_suggestion_credits_its_reader_once_added(
     html = page_of(paper)
     assert 'Suggested by <a href="/readers/Ada/">Ada</a>' in html
     assert paper.get_absolute_url() in Client().get("/readers/Ada/").content.decode()
+
+
+def test_a_setting_naming_no_credit_function_stops_the_site(settings):
+    settings.PAPER_CREDITS = "curation.credits.nothing_here"
+
+    assert "catalog.E002" in {message.id for message in checks.run_checks()}
