@@ -90,6 +90,23 @@ def freshen_credits(
         catalog_changed()
 
 
+@receiver(post_save, sender=get_user_model())
+def freshen_credits_of_user(
+    sender: type[User],
+    instance: User,
+    created: bool,
+    raw: bool = False,
+    update_fields: frozenset[str] | None = None,
+    **kwargs: Any,
+) -> None:
+    """A deactivated reader is credited nowhere (and has no profile page), an
+    active one again where they opted in."""
+    if created or raw or (update_fields is not None and "is_active" not in update_fields):
+        return
+    if Profile.objects.filter(user=instance, public_profile=True).exists():
+        catalog_changed()
+
+
 @receiver(post_delete, sender=Profile)
 def forget_credits(sender: type[Profile], instance: Profile, **kwargs: Any) -> None:
     if instance.public_profile:

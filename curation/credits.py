@@ -20,7 +20,7 @@ ADDED = SuggestedPaper.State.ADDED
 
 
 def _public(profiles: QuerySet[Profile]) -> QuerySet[Profile]:
-    return profiles.filter(public_profile=True).exclude(display_name="")
+    return profiles.filter(public_profile=True, user__is_active=True).exclude(display_name="")
 
 
 def accepted_suggestions() -> QuerySet[Suggestion]:
@@ -36,7 +36,7 @@ def with_credits(papers: QuerySet[Paper]) -> QuerySet[Paper]:
     suggestions = accepted_suggestions().filter(suggested_paper__paper=OuterRef("pk"))
     # The suggestion_paper_created index orders the paper's suggestions.
     first_suggester = (
-        suggestions.filter(user__profile__public_profile=True)
+        suggestions.filter(user__is_active=True, user__profile__public_profile=True)
         .exclude(user__profile__display_name="")
         .order_by("created_at", "id")
         .values("user__profile__display_name")[:1]

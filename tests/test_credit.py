@@ -374,3 +374,19 @@ def test_a_setting_naming_no_credit_function_stops_the_site(settings):
     settings.PAPER_CREDITS = "curation.credits.nothing_here"
 
     assert "catalog.E002" in {message.id for message in checks.run_checks()}
+
+
+def test_a_deactivated_reader_is_credited_nowhere(
+    reader, redis_cache, django_capture_on_commit_callbacks
+):
+    paper = PaperFactory()
+    make_public(reader, "Ada")
+    suggested(paper, reader)
+    assert "/readers/Ada/" in page_of(paper)  # and now cached
+
+    with django_capture_on_commit_callbacks(execute=True):
+        reader.is_active = False
+        reader.save()
+
+    assert "Suggested by" not in page_of(paper)
+    assert Client().get("/readers/Ada/").status_code == 404
