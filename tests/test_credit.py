@@ -8,8 +8,9 @@ from django.test import Client
 from django.utils import timezone
 
 from accounts.models import Profile
-from catalog.models import CurationEvent
+from catalog.models import CurationEvent, Paper
 from curation.models import SuggestedPaper, Suggestion
+from ingest import links
 from tests.accounts_factories import CuratorFactory, UserFactory
 from tests.arxiv_server import entry_id
 from tests.factories import PaperFactory
@@ -390,3 +391,15 @@ def test_a_deactivated_reader_is_credited_nowhere(
 
     assert "Suggested by" not in page_of(paper)
     assert Client().get("/readers/Ada/").status_code == 404
+
+
+def test_a_curator_adding_by_link_is_credited(fake_arxiv):
+    curator = CuratorFactory(username="kim-login")
+    make_public(curator, "Kim")
+    arxiv_id = entry_id(fake_arxiv.entries[0])
+
+    links.add_papers(links.request_papers(text=arxiv_id, by=curator))
+
+    html = page_of(Paper.objects.get(arxiv_id=arxiv_id))
+    assert 'Added by <a href="/readers/Kim/">Kim</a>' in html
+    assert "kim-login" not in html
