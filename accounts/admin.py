@@ -9,9 +9,9 @@ admin.site.login_form = AdminLoginForm
 
 @admin.register(Profile)
 class ProfileAdmin(admin.ModelAdmin):
-    list_display = ["user", "digest_frequency", "last_digest_at", "feed_seen_at"]
-    list_filter = ["digest_frequency"]
-    search_fields = ["user__email", "user__username"]
+    list_display = ["user", "digest_frequency", "last_digest_at", "feed_seen_at", "display_name"]
+    list_filter = ["digest_frequency", "public_profile"]
+    search_fields = ["user__email", "user__username", "display_name"]
     raw_id_fields = ["user"]
     readonly_fields = ["feed_seen_at", "feed_new_since", "feed_token"]
 

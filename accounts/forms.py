@@ -7,6 +7,7 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.models import User
 from django.utils.translation import gettext_lazy as _
 
+from accounts import display_names
 from accounts.models import ApiToken, Profile
 
 
@@ -16,6 +17,67 @@ class DigestSettingsForm(forms.Form):
         choices=Profile.DigestFrequency.choices,
         widget=forms.RadioSelect,
     )
+
+
+class PublicProfileForm(forms.Form):
+    """The reader's public name and what they let others see under it."""
+
+    display_name = forms.CharField(
+        label=_("Display name"),
+        required=False,
+        # Longer names are refused by the validator, with a message that says why.
+        max_length=display_names.MAX_LENGTH * 4,
+        strip=True,
+        help_text=_(
+            "%(min)d to %(max)d letters or digits; hyphens, underscores and dots may join them."
+        )
+        % {"min": display_names.MIN_LENGTH, "max": display_names.MAX_LENGTH},
+        widget=forms.TextInput(attrs={"autocomplete": "nickname", "spellcheck": "false"}),
+    )
+    public_profile = forms.BooleanField(
+        label=_("Show my public profile and credit me on the papers I suggested or added"),
+        required=False,
+    )
+    show_upvotes = forms.BooleanField(
+        label=_("List the papers I upvoted on my public profile"), required=False
+    )
+
+    def __init__(self, *args: Any, profile: Profile, **kwargs: Any) -> None:
+        kwargs.setdefault(
+            "initial",
+            {
+                "display_name": profile.display_name,
+                "public_profile": profile.public_profile,
+                "show_upvotes": profile.show_upvotes,
+            },
+        )
+        super().__init__(*args, **kwargs)
+        self.profile = profile
+
+    def clean_display_name(self) -> str:
+        name: str = self.cleaned_data["display_name"]
+        if not name:
+            return ""
+        display_names.validate_display_name(name)
+        taken = Profile.objects.filter(display_name_key=display_names.name_key(name)).exclude(
+            pk=self.profile.pk
+        )
+        if taken.exists():
+            raise forms.ValidationError(
+                _("Another reader has this name; choose another."), code="taken"
+            )
+        return name
+
+    def clean(self) -> dict[str, Any] | None:
+        cleaned = super().clean()
+        if (
+            cleaned
+            and cleaned.get("public_profile")
+            and not cleaned.get("display_name")
+            and "display_name" not in self.errors
+        ):
+            self.add_error("display_name", _("Choose a display name to make your profile public."))
+        return cleaned
 
 
 class ApiTokenForm(forms.Form):

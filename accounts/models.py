@@ -1,6 +1,7 @@
 import datetime
 import hashlib
 import secrets
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -9,6 +10,8 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from accounts.display_names import MAX_LENGTH as DISPLAY_NAME_MAX_LENGTH
+from accounts.display_names import name_key, validate_display_name
 from catalog.models import Category, Paper, Tag
 
 
@@ -52,9 +55,43 @@ class Profile(models.Model):
     # When a computation was queued outside the nightly run (a first visit, a
     # first save or followed tag): under way until recommended_at passes it.
     recommendations_asked_at = models.DateTimeField(null=True, blank=True)
+    # The name the reader is credited and found by, if they choose one
+    # (accounts/display_names.py), and the one form names are compared in.
+    display_name = models.CharField(
+        max_length=DISPLAY_NAME_MAX_LENGTH, blank=True, validators=[validate_display_name]
+    )
+    display_name_key = models.CharField(
+        max_length=DISPLAY_NAME_MAX_LENGTH * 3, blank=True, editable=False
+    )
+    # Opt-ins: a public page at /readers/<name>/ and credit on the papers they
+    # found; their upvoted papers listed there.
+    public_profile = models.BooleanField(default=False)
+    show_upvotes = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            # One reader a name, whatever its case; readers without one are many.
+            models.UniqueConstraint(
+                fields=["display_name_key"],
+                condition=~Q(display_name_key=""),
+                name="profile_display_name_once",
+            ),
+        ]
 
     def __str__(self) -> str:
         return str(self.user)
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.display_name_key = name_key(self.display_name) if self.display_name else ""
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and "display_name" in update_fields:
+            kwargs["update_fields"] = {*update_fields, "display_name_key"}
+        super().save(*args, **kwargs)
+
+    @property
+    def is_public(self) -> bool:
+        """Credited on papers and shown at /readers/<name>/."""
+        return self.public_profile and bool(self.display_name)
 
     @property
     def recommendations_pending(self) -> bool:

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.models import User
 from django.core import signing
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Exists, F, OuterRef, Q
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
@@ -228,6 +228,26 @@ def set_digest_frequency(*, profile: Profile, frequency: str) -> None:
     Profile.objects.filter(pk=profile.pk).update(**update)
     for name, value in update.items():
         setattr(profile, name, value)
+
+
+class DisplayNameTaken(Exception):
+    """Another reader took the name between the form's check and the write."""
+
+
+def set_public_profile(
+    *, profile: Profile, display_name: str, public_profile: bool, show_upvotes: bool
+) -> None:
+    """The reader's public name and opt-ins; a change to the name or the opt-in
+    freshens the pages that credit them (accounts.signals.freshen_credits)."""
+    profile.display_name = display_name
+    profile.public_profile = public_profile and bool(display_name)
+    profile.show_upvotes = show_upvotes
+    try:
+        with transaction.atomic():
+            profile.save(update_fields=["display_name", "public_profile", "show_upvotes"])
+    except IntegrityError as error:  # display_name_key is unique
+        profile.refresh_from_db()
+        raise DisplayNameTaken from error
 
 
 def stop_digests(*, profile: Profile) -> None:

@@ -15,6 +15,7 @@ from accounts.middleware import READER_LANGUAGE_SESSION_KEY
 from accounts.models import Profile, SavedPaper, Subscription
 from accounts.reader_cache import reader_changed
 from accounts.tasks import refresh_recommendations
+from catalog.changes import catalog_changed
 from core import background
 
 
@@ -67,6 +68,49 @@ def forget_cached_reader_ids(
     sender: type[Subscription | SavedPaper], instance: Subscription | SavedPaper, **kwargs: Any
 ) -> None:
     reader_changed(user_id=instance.user_id)
+
+
+# What a paper's credit line shows (curation/credits.py): a public reader's name.
+CREDIT_FIELDS = frozenset({"display_name", "public_profile"})
+
+
+@receiver(post_save, sender=Profile)
+def freshen_credits(
+    sender: type[Profile],
+    instance: Profile,
+    created: bool,
+    update_fields: frozenset[str] | None = None,
+    **kwargs: Any,
+) -> None:
+    """Paper pages name public readers: a change to a reader's name or opt-in
+    freshens cached pages (catalog.changes), like any write to what they show."""
+    if created and not instance.public_profile:
+        return
+    if update_fields is None or CREDIT_FIELDS & set(update_fields):
+        catalog_changed()
+
+
+@receiver(post_save, sender=get_user_model())
+def freshen_credits_of_user(
+    sender: type[User],
+    instance: User,
+    created: bool,
+    raw: bool = False,
+    update_fields: frozenset[str] | None = None,
+    **kwargs: Any,
+) -> None:
+    """A deactivated reader is credited nowhere (and has no profile page), an
+    active one again where they opted in."""
+    if created or raw or (update_fields is not None and "is_active" not in update_fields):
+        return
+    if Profile.objects.filter(user=instance, public_profile=True).exists():
+        catalog_changed()
+
+
+@receiver(post_delete, sender=Profile)
+def forget_credits(sender: type[Profile], instance: Profile, **kwargs: Any) -> None:
+    if instance.public_profile:
+        catalog_changed()
 
 
 @receiver(post_save, sender=Subscription)

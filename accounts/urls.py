@@ -41,6 +41,7 @@ urlpatterns = [
         name="category-unsubscribe",
     ),
     path("accounts/subscriptions/", views.subscriptions, name="subscriptions"),
+    path("accounts/public-profile/", views.public_profile, name="public-profile"),
     path("accounts/api-tokens/", views.create_api_token, name="api-token-create"),
     path(
         "accounts/api-tokens/<int:token_id>/revoke/",

@@ -24,7 +24,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts import selectors, services, toggles
-from accounts.forms import ApiTokenForm, DigestSettingsForm
+from accounts.forms import ApiTokenForm, DigestSettingsForm, PublicProfileForm
 from accounts.middleware import READER_LANGUAGE_SESSION_KEY
 from accounts.tasks import refresh_recommendations
 from catalog.filters import PERIOD_DAYS
@@ -258,20 +258,45 @@ def subscriptions(request: HttpRequest) -> HttpResponse:
     return render_settings(request, form=form)
 
 
+@login_required
+@require_POST
+def public_profile(request: HttpRequest) -> HttpResponse:
+    """The reader's display name and whether others see it (their profile, credit)."""
+    user = signed_in_user(request)
+    form = PublicProfileForm(request.POST, profile=user.profile)
+    if form.is_valid():
+        try:
+            services.set_public_profile(
+                profile=user.profile,
+                display_name=form.cleaned_data["display_name"],
+                public_profile=form.cleaned_data["public_profile"],
+                show_upvotes=form.cleaned_data["show_upvotes"],
+            )
+        except services.DisplayNameTaken:
+            form.add_error("display_name", _("Another reader has this name; choose another."))
+        else:
+            messages.success(request, _("Your public profile settings are saved."))
+            return redirect(f"{reverse('accounts:subscriptions')}#public-profile")
+    return render_settings(request, profile_form=form, status=400)
+
+
 def render_settings(
     request: HttpRequest,
     *,
     form: DigestSettingsForm | None = None,
+    profile_form: PublicProfileForm | None = None,
     token_form: ApiTokenForm | None = None,
     new_token: dict[str, Any] | None = None,
     status: int = 200,
 ) -> HttpResponse:
-    """The reader's settings page: subscriptions, digests, private feed and API tokens."""
+    """The reader's settings page: subscriptions, digests, public profile, private
+    feed and API tokens."""
     user = signed_in_user(request)
     profile = user.profile
     context = {
         "form": form or DigestSettingsForm(initial={"digest_frequency": profile.digest_frequency}),
         "profile": profile,
+        "profile_form": profile_form or PublicProfileForm(profile=profile),
         "subscriptions": selectors.user_subscriptions(user=user),
         "api_tokens": selectors.user_api_tokens(user=user),
         "token_form": token_form or ApiTokenForm(user=user),

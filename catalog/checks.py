@@ -1,4 +1,5 @@
-"""Checks of the catalog's settings: the reader's parts of its pages, and
+"""Checks of the catalog's settings: the reader's parts of its pages, a paper's
+credit, and
 (`manage.py check --deploy`) the catalog cache."""
 
 from collections.abc import Sequence
@@ -28,6 +29,28 @@ def reader_parts_factory(
             f"READER_PARTS does not name the factory of the reader's parts: {problem}.",
             hint='Name a function of the request, e.g. "accounts.reader_parts.reader_parts".',
             id="catalog.E001",
+        )
+    ]
+
+
+@checks.register()
+def paper_credits_function(
+    app_configs: Sequence[AppConfig] | None, **kwargs: Any
+) -> list[checks.CheckMessage]:
+    """PAPER_CREDITS must name a callable: every paper page's query goes through it."""
+    try:
+        function = import_string(settings.PAPER_CREDITS)
+    except ImportError as error:
+        function, problem = None, str(error)
+    else:
+        problem = "" if callable(function) else f"{settings.PAPER_CREDITS} is not callable"
+    if not problem:
+        return []
+    return [
+        checks.Error(
+            f"PAPER_CREDITS does not name the function of a paper's credit: {problem}.",
+            hint='Name a function of a queryset of papers, e.g. "curation.credits.with_credits".',
+            id="catalog.E002",
         )
     ]
 

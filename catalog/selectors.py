@@ -10,6 +10,7 @@ from django.http import QueryDict
 from django.urls import reverse
 from django.utils import translation
 
+from catalog.credits import with_credits
 from catalog.filters import PaperFilter
 from catalog.highlight import with_marks
 from catalog.models import (
@@ -99,7 +100,8 @@ def newest_listed_at(papers: QuerySet[Paper]) -> datetime.datetime | None:
 
 
 def paper_for_page(papers: QuerySet[Paper]) -> "QuerySet[PagePaper]":
-    """Everything the paper page shows but its similar papers; published summaries only.
+    """Everything the paper page shows but its similar papers; published summaries only,
+    and who found the paper (catalog.credits).
 
     The categories come as one column of the paper's own row (see
     page_categories), which leaves the page a query for its similar papers.
@@ -120,6 +122,8 @@ def paper_for_page(papers: QuerySet[Paper]) -> "QuerySet[PagePaper]":
             Prefetch("images", queryset=PaperImage.objects.order_by("kind", "position")),
         )
     )
+    # Who suggested or added it, as columns of the same row (catalog/credits.py).
+    page = with_credits(page)
     # The plugin types the annotation; what a Prefetch's to_attr adds it does not follow.
     return cast("QuerySet[PagePaper]", page)
 

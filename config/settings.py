@@ -266,6 +266,9 @@ CATALOG_CACHE_SECONDS = number("CATALOG_CACHE_SECONDS", 600, unit="a number of s
 # The reader's parts of a page (toggles, the account menu), made for each request
 # by this factory (catalog/page_cache.py): the catalog never imports accounts.
 READER_PARTS = "accounts.reader_parts.reader_parts"
+# Who found a paper (its suggesters, the curator who added it), added to the paper
+# page's query by this function (catalog/credits.py): the catalog never imports curation.
+PAPER_CREDITS = "curation.credits.with_credits"
 
 
 # Each store of fragments each process keeps rendered (core/fragments.py) is

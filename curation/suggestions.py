@@ -8,6 +8,7 @@ from django.db.models import Count, QuerySet
 from django.utils import timezone
 
 from catalog import curation, trending
+from catalog.changes import catalog_changed
 from catalog.models import CurationEvent, Paper, ReaderSignal, Tag
 from curation.models import SuggestedPaper, Suggestion
 from ingest import links, tasks
@@ -52,6 +53,8 @@ def suggest(*, user: User, arxiv_id: str, link: str, tag: Tag | None, note: str)
     )
     if new and not created:
         SuggestedPaper.objects.filter(pk=suggested.pk).update(last_suggested_at=now)
+        if suggested.state == State.ADDED:  # its page counts who suggested it
+            catalog_changed()
     paper_id = suggested.paper_id
     if paper_id is None and not created:  # since added another way
         paper_id = Paper.objects.filter(arxiv_id=arxiv_id).values_list("pk", flat=True).first()
@@ -183,3 +186,5 @@ def settle_suggestions(*, request: LinkRequest) -> None:
     )
     by = request.requested_by or request.actor or "unknown"
     curation.record_each(approved, CurationEvent.Action.SUGGESTION_APPROVED, by=by)
+    if added:  # the papers' pages credit their suggesters now
+        catalog_changed()

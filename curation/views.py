@@ -6,7 +6,9 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
-from curation import suggestions
+from core.http import safe_methods
+from core.limits import limit_pages
+from curation import profiles, suggestions
 from curation.forms import SuggestionForm
 
 
@@ -43,3 +45,18 @@ def suggest(request: HttpRequest) -> HttpResponse:
         "per_day": settings.SUGGESTIONS_PER_DAY,
     }
     return render(request, "curation/suggest.html", context)
+
+
+@safe_methods
+@limit_pages
+def reader_profile(request: HttpRequest, display_name: str) -> HttpResponse:
+    """A reader's public profile: their name, when they joined, the papers they found."""
+    profile = profiles.public_profile(name=display_name)
+    context = {
+        "reader": profile,
+        "papers": list(profiles.accepted_papers(profile=profile)),
+        "upvoted": profiles.upvoted_papers(profile=profile),
+        "comments": profiles.reader_comments(profile=profile),
+        "list_thumbnails": settings.PREVIEW_LIST_THUMBNAILS,
+    }
+    return render(request, "curation/reader_profile.html", context)

@@ -95,6 +95,7 @@ GET_ROUTES = {
     "saved/": "/saved/",
     "accounts/subscriptions/": "/accounts/subscriptions/",
     "suggest/": "/suggest/",
+    "readers/<str:display_name>/": "/readers/{text}/",
     "feeds/latest.rss": "/feeds/latest.rss",
     "feeds/latest.atom": "/feeds/latest.atom",
     "feeds/search.rss": "/feeds/search.rss",
@@ -175,6 +176,10 @@ POST_FORMS = {
     "categories/<path:key>/unsubscribe/": ("/categories/{text}/unsubscribe/", ["next", "look"]),
     "accounts/subscriptions/": ("/accounts/subscriptions/", ["digest_frequency"]),
     "accounts/feed-token/": ("/accounts/feed-token/", []),
+    "accounts/public-profile/": (
+        "/accounts/public-profile/",
+        ["display_name", "public_profile", "show_upvotes"],
+    ),
     "accounts/api-tokens/": ("/accounts/api-tokens/", ["name"]),
     "accounts/api-tokens/<int:token_id>/revoke/": ("/accounts/api-tokens/{int}/revoke/", []),
     "suggest/": ("/suggest/", ["link", "tag", "note"]),

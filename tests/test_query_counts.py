@@ -5,6 +5,8 @@ import pytest
 from django.db import connection
 
 from catalog import pagination
+from catalog.models import CurationEvent
+from curation.models import SuggestedPaper, Suggestion
 from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
 from tests.factories import CategoryFactory, CodeLinkFactory, PaperFactory, TagFactory
 
@@ -62,8 +64,8 @@ LIST_PAGES = [
     ("/tags/agents/?period=30d", 4 + ESTIMATE),
     ("/categories/cs.AI/", 4),
 ]
-# The paper (with its author names and categories), tags, code links, summaries,
-# images, similar papers (with their tags).
+# The paper (with its author names, categories and who found it: curation.credits),
+# tags, code links, summaries, images, similar papers (with their tags).
 PAPER_PAGE = 6
 OTHER_PAGES = [("/tags/", 1), ("/categories/", 1), ("/feeds/latest.rss", 2)]
 
@@ -124,3 +126,50 @@ def test_saved_page(client, reader, django_assert_num_queries):
     with django_assert_num_queries(5):
         response = client.get("/saved/")
     assert len(response.context["page"].object_list) == 1
+
+
+@pytest.fixture
+def public_reader(catalog):
+    user = UserFactory()
+    user.profile.display_name, user.profile.public_profile = "Ada", True
+    user.profile.save()
+    for paper in PaperFactory.create_batch(3, tags=[catalog["tag"]]):
+        found = SuggestedPaper.objects.create(
+            arxiv_id=paper.arxiv_id, paper=paper, state=SuggestedPaper.State.ADDED
+        )
+        Suggestion.objects.create(suggested_paper=found, user=user, link=paper.arxiv_id)
+    return user
+
+
+# A reader's public profile: the profile with its user, their accepted papers
+# (with what a card shows), the papers' tags.
+PROFILE_PAGE = 3
+
+
+def test_anonymous_profile_page(client, public_reader, django_assert_num_queries):
+    with django_assert_num_queries(PROFILE_PAGE):
+        assert client.get("/readers/ada/").status_code == 200
+
+
+def test_reader_profile_page(client, reader, public_reader, django_assert_num_queries):
+    client.get("/readers/ada/")
+    # the user, the profile page's own queries, the reader's subscriptions and saved papers
+    with django_assert_num_queries(1 + PROFILE_PAGE + 1):
+        html = client.get("/readers/ada/").content.decode()
+    assert html.count('class="toggle save-toggle') == 3
+
+
+def test_credits_cost_the_paper_page_no_query(client, catalog, django_assert_num_queries):
+    paper = catalog["paper"]
+    found = SuggestedPaper.objects.create(
+        arxiv_id=paper.arxiv_id, paper=paper, state=SuggestedPaper.State.ADDED
+    )
+    for user in UserFactory.create_batch(4):
+        user.profile.display_name, user.profile.public_profile = user.username, True
+        user.profile.save()
+        Suggestion.objects.create(suggested_paper=found, user=user, link=paper.arxiv_id)
+    CurationEvent.objects.create(paper=paper, action=CurationEvent.Action.ADDED, user=user)
+    with django_assert_num_queries(PAPER_PAGE):
+        html = client.get(paper.get_absolute_url()).content.decode()
+    assert "and 3 others" in html
+    assert "Added by" in html

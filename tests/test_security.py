@@ -150,7 +150,11 @@ def saved_state() -> dict:
     return {
         "subscriptions": set(Subscription.objects.values_list("user_id", "tag_id", "category_id")),
         "saved": set(SavedPaper.objects.values_list("user_id", "paper_id")),
-        "profiles": set(Profile.objects.values_list("user_id", "digest_frequency", "feed_token")),
+        "profiles": set(
+            Profile.objects.values_list(
+                "user_id", "digest_frequency", "feed_token", "display_name", "public_profile"
+            )
+        ),
         "users": set(get_user_model().objects.values_list("pk", "password")),
         "emails": set(EmailAddress.objects.values_list("email", flat=True)),
         "visible": set(Paper.objects.values_list("pk", "is_visible", "title")),
@@ -175,6 +179,7 @@ def test_every_state_changing_post_needs_the_csrf_token(catalog):
         (f"/saved/{other_paper.pk}/unsave/", {}),
         ("/accounts/subscriptions/", {"digest_frequency": "weekly"}),
         ("/accounts/feed-token/", {}),
+        ("/accounts/public-profile/", {"display_name": "Forged", "public_profile": "on"}),
         ("/accounts/logout/", {}),
         (
             "/accounts/password/change/",

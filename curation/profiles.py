@@ -1,0 +1,67 @@
+"""Reads for readers' public profiles at /readers/<display name>/."""
+
+from collections.abc import Callable
+from typing import Any
+
+from django.db.models import F, QuerySet
+from django.http import Http404
+
+from accounts import selectors as account_selectors
+from accounts.display_names import name_key
+from accounts.models import Profile
+from catalog.models import Paper
+from catalog.selectors import for_cards, with_list_related
+from curation.models import SuggestedPaper
+
+# A profile lists this many of the reader's newest accepted suggestions.
+PROFILE_PAPERS = 50
+
+
+def public_profile(*, name: str) -> Profile:
+    """The public profile by this name, whatever its case; 404 when there is none
+    or its reader keeps it private. One query, on the unique name key."""
+    profile = (
+        Profile.objects.select_related("user")
+        .filter(display_name_key=name_key(name), public_profile=True, user__is_active=True)
+        .first()
+    )
+    if profile is None or not profile.is_public:
+        raise Http404("No public profile has this name.")
+    return profile
+
+
+def accepted_papers(*, profile: Profile) -> QuerySet[Paper]:
+    """The visible papers the reader suggested and the curators took in, as
+    cards (catalog.selectors.for_cards), the most recently suggested first."""
+    papers = (
+        Paper.objects.visible()
+        .filter(
+            suggested__state=SuggestedPaper.State.ADDED,
+            suggested__suggestions__user_id=profile.user_id,
+        )
+        .annotate(suggested_on=F("suggested__suggestions__created_at"))
+        .order_by("-suggested_on", "-pk")
+    )
+    return for_cards(with_list_related(papers), searched="")[:PROFILE_PAPERS]
+
+
+def _optional_selector(name: str) -> Callable[..., Any] | None:
+    # Sections of a profile whose reads other parts of the site may provide:
+    # shown once accounts.selectors has them, skipped until then.
+    selector = getattr(account_selectors, name, None)
+    return selector if callable(selector) else None
+
+
+def upvoted_papers(*, profile: Profile) -> QuerySet[Paper] | None:
+    """The reader's upvoted papers, if they show them and the site has upvotes."""
+    selector = _optional_selector("upvoted_papers")
+    if selector is None or not profile.show_upvotes:
+        return None
+    papers: QuerySet[Paper] = selector(user=profile.user)
+    return for_cards(with_list_related(papers), searched="")[:PROFILE_PAPERS]
+
+
+def reader_comments(*, profile: Profile) -> list[Any] | None:
+    """The reader's comments, once the site has them."""
+    selector = _optional_selector("reader_comments")
+    return None if selector is None else list(selector(user=profile.user))
