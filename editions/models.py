@@ -58,7 +58,7 @@ class EditionEntry(models.Model):
     """One paper of an edition: pinned entries first, then by position."""
 
     edition = models.ForeignKey(Edition, on_delete=models.CASCADE, related_name="entries")
-    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="+")
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="edition_entries")
     position = models.PositiveIntegerField(default=0)
     pinned = models.BooleanField(default=False)
     note = models.TextField(blank=True, help_text="Markdown, shown with the paper's card.")

@@ -8,10 +8,9 @@ from django.db.models import (
     BooleanField,
     Count,
     F,
-    IntegerField,
-    OuterRef,
+    FilteredRelation,
+    Q,
     QuerySet,
-    Subquery,
     TextField,
     Value,
 )
@@ -20,7 +19,7 @@ from django.db.models.functions import Coalesce, TruncDate
 from catalog.models import NEWEST_FIRST, Paper, Tag
 from catalog.selectors import for_cards, with_list_related
 from editions.days import month_bounds
-from editions.models import Edition, EditionEntry, day_bounds
+from editions.models import Edition, day_bounds
 
 DAY_FIELD = "announced_or_added_at"
 
@@ -48,15 +47,13 @@ def in_edition_order(papers: QuerySet[Paper], edition: Edition | None) -> QueryS
     are columns of the papers' own query."""
     if edition is None or not edition.is_published:
         return papers.annotate(edition_note=Value("", TextField())).order_by(*NEWEST_FIRST)
-    entry = EditionEntry.objects.filter(edition=edition, paper=OuterRef("pk"))
+    # One LEFT JOIN on the entries' unique (edition, paper) index.
+    entry = FilteredRelation("edition_entries", condition=Q(edition_entries__edition=edition))
     return papers.annotate(
-        edition_pinned=Coalesce(
-            Subquery(entry.values("pinned")[:1]), Value(False), output_field=BooleanField()
-        ),
-        edition_position=Subquery(entry.values("position")[:1], output_field=IntegerField()),
-        edition_note=Coalesce(
-            Subquery(entry.values("note")[:1]), Value(""), output_field=TextField()
-        ),
+        entry=entry,
+        edition_pinned=Coalesce(F("entry__pinned"), Value(False), output_field=BooleanField()),
+        edition_position=F("entry__position"),
+        edition_note=Coalesce(F("entry__note"), Value(""), output_field=TextField()),
     ).order_by(
         F("edition_pinned").desc(), F("edition_position").asc(nulls_last=True), *NEWEST_FIRST
     )
