@@ -77,6 +77,5 @@ def render_edition(request: HttpRequest, day: datetime.date, *, tag: Tag | None)
         "weeks": selectors.calendar_weeks(day, counts),
         "weekdays": [WEEKDAYS_ABBR[weekday] for weekday in range(7)],
         "list_thumbnails": settings.PREVIEW_LIST_THUMBNAILS,
-        "section": "daily",
     }
     return render(request, "editions/day.html", context)

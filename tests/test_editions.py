@@ -296,3 +296,28 @@ def test_the_digest_mail_links_the_days_edition():
     assert "/daily/2026-03-10/" in message.body
     assert 'href="http' in message.alternatives[0][0]
     assert "/daily/2026-03-10/" in message.alternatives[0][0]
+
+
+def test_the_main_menu_links_the_daily_edition(client, day_papers):
+    html = client.get("/").content.decode()
+    assert '<a href="/daily/">Daily</a>' in html
+    day = client.get("/daily/2025-11-05/").content.decode()
+    assert '<a href="/daily/" aria-current="page">Daily</a>' in day
+
+
+def test_unpublishing_returns_the_day_to_its_usual_order(client, day_papers):
+    a, _b, _c = day_papers
+    edition = services.create_edition(date=DAY)
+    EditionEntry.objects.filter(edition=edition, paper=a).update(pinned=True, note="Pinned")
+    services.publish(edition=edition, by="test")
+    assert titles(client.get("/daily/2025-11-05/").content.decode(), day_papers)[0] == "Paper Alpha"
+    services.unpublish(edition=edition)
+    html = client.get("/daily/2025-11-05/").content.decode()
+    assert titles(html, day_papers)[0] == "Paper Gamma" and "Pinned" not in html
+
+
+def test_the_day_in_korean_and_chinese(client, day_papers):
+    html = client.get("/daily/2025-11-05/", HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+    assert "일간호" in html
+    html = client.get("/daily/2025-11-05/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "每日精选" in html
