@@ -1,3 +1,5 @@
+import datetime
+
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.mail import EmailMultiAlternatives
@@ -13,7 +15,16 @@ def absolute_url(path: str) -> str:
     return root.rstrip("/") + path
 
 
-def send_digest(*, user: User, digest: Digest, unsubscribe_token: str, language: str) -> None:
+def send_digest(
+    *,
+    user: User,
+    digest: Digest,
+    unsubscribe_token: str,
+    language: str,
+    day: datetime.date | None = None,
+) -> None:
+    """day: the day whose daily edition the mail links to (by default today's, in UTC)."""
+    day = day or datetime.datetime.now(datetime.UTC).date()
     unsubscribe_url = absolute_url(reverse("accounts:digest-unsubscribe", args=[unsubscribe_token]))
     context = {
         "digest": digest,
@@ -21,6 +32,8 @@ def send_digest(*, user: User, digest: Digest, unsubscribe_token: str, language:
         "site_root": settings.SITE_ROOT.rstrip("/"),
         "unsubscribe_url": unsubscribe_url,
         "settings_url": absolute_url(reverse("accounts:subscriptions")),
+        # The editions app sits beside accounts: its page is named, not imported.
+        "edition_url": absolute_url(reverse("editions:day", args=[day.isoformat()])),
     }
     with translation.override(language):
         subject = " ".join(render_to_string("emails/digest-subject.txt", context).split())

@@ -340,6 +340,7 @@ def send_digest(*, profile: Profile, now: datetime.datetime) -> bool:
             digest=digest,
             unsubscribe_token=unsubscribe_token(profile=profile),
             language=profile.language or settings.LANGUAGE_CODE,
+            day=now.astimezone(datetime.UTC).date(),
         )
         # Remembered with the claim: a failed send records nothing, and a sent
         # recommendation is never mailed again.

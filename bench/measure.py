@@ -44,6 +44,8 @@ def scenarios(*, tag: str, category: str, common: str, rare: str, phrase: str) -
         ),
         Scenario("list", "tag page", f"/tags/{tag}/", list_ms),
         Scenario("list", "category page", f"/categories/{category}/", list_ms),
+        # The path is the day of the paper the paper page shows (below).
+        Scenario("list", "daily edition", "", list_ms),
         Scenario("trending", "/trending/ (7 days)", "/trending/", list_ms),
         Scenario("trending", "/trending/ (24 hours)", "/trending/?window=24h", list_ms),
         Scenario("trending", "sort=trending", "/?sort=trending", list_ms),
@@ -180,6 +182,9 @@ def main() -> None:
     for scenario in scenarios(**chosen):
         if scenario.label == "paper page":
             scenario = Scenario(**{**asdict(scenario), "path": paper.get_absolute_url()})
+        if scenario.label == "daily edition":
+            day = paper.announced_or_added_at.date().isoformat()
+            scenario = Scenario(**{**asdict(scenario), "path": f"/daily/{day}/"})
         if scenario.label == "API paper":
             scenario = Scenario(**{**asdict(scenario), "path": f"/api/v1/papers/{paper.pk}"})
         if scenario.label == "API papers, cursor 100,000 deep":

@@ -234,6 +234,15 @@ class Paper(Versioned):
         output_field=models.DateTimeField(),
         db_persist=True,
     )
+    # The day a paper belongs to in the daily editions: the day arXiv announced
+    # it, or for a paper no listing named, the day it entered the catalog.
+    announced_or_added_at: "models.Field[datetime.datetime, datetime.datetime]" = (
+        models.GeneratedField(
+            expression=Coalesce("announced_at", "added_at"),
+            output_field=models.DateTimeField(),
+            db_persist=True,
+        )
+    )
     is_visible = models.BooleanField("visible", default=True)
     review = models.CharField(
         max_length=16,
@@ -277,6 +286,13 @@ class Paper(Versioned):
                 fields=["id"], name="paper_trending", condition=Q(trending_30d__isnull=False)
             ),
             models.Index(fields=["added_at"], name="paper_added_at"),
+            # A day's papers, the days next to it and a month's counts (editions).
+            models.Index(
+                F("announced_or_added_at").desc(),
+                F("id").desc(),
+                name="paper_announced_newest",
+                condition=VISIBLE,
+            ),
             # What changed since a moment.
             models.Index(fields=["changed_at"], name="paper_changed_at"),
             models.Index(fields=["title_key"], name="paper_title_key"),
@@ -654,6 +670,7 @@ class CurationEvent(models.Model):
         SUMMARIES_PUBLISHED = "summaries_published", "summaries published"
         SUGGESTION_APPROVED = "suggestion_approved", "suggestion approved"
         SUGGESTION_DECLINED = "suggestion_declined", "suggestion declined"
+        EDITION_PUBLISHED = "edition_published", "daily edition published"
 
     paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="curation_events")
     action = models.CharField(max_length=32, choices=Action.choices)

@@ -146,6 +146,7 @@ INSTALLED_APPS = [
     "ingest",
     "enrichment",
     "discovery",
+    "editions",
     "allauth",
     "allauth.account",
     "allauth.socialaccount",

@@ -20,6 +20,7 @@ urlpatterns = [
     path("accounts/", include("allauth.urls")),
     path("", include("accounts.urls")),
     path("", include("curation.urls")),
+    path("", include("editions.urls")),
     path("", include("catalog.urls")),
 ]
 if settings.SERVE_MEDIA:

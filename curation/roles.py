@@ -2,9 +2,10 @@
 
 Curators are staff users in this group: they add papers (by link too), edit
 them with their tags, code links, summaries, authors and preview images,
-manage tags and ingest sources and tag rules, review the inbox and readers'
-suggestions, and read the ingest runs and the curation log. They delete no
-papers (they hide them), no tags and no readers, and change no settings.
+manage tags and ingest sources and tag rules, draft and publish the daily
+editions, review the inbox and readers' suggestions, and read the ingest
+runs and the curation log. They delete no papers (they hide them), no tags
+and no readers, and change no settings.
 
 `migrate` sets the group to exactly these permissions every time it runs: give
 anyone more through another group, never by editing this one in admin.
@@ -38,6 +39,10 @@ PERMISSIONS = {
     "curation": {
         "suggestedpaper": ["view", "change"],
         "suggestion": ["view"],
+    },
+    "editions": {
+        "edition": ["view", "add", "change"],
+        "editionentry": ["view", "add", "change", "delete"],
     },
 }
 

@@ -16,6 +16,7 @@ PACKAGES = (
     "ingest",
     "enrichment",
     "discovery",
+    "editions",
     "catalog",
     "core",
 )

@@ -41,6 +41,13 @@ CURATOR_PERMISSIONS = {
     "curation.view_suggestedpaper",
     "curation.change_suggestedpaper",
     "curation.view_suggestion",
+    "editions.view_edition",
+    "editions.add_edition",
+    "editions.change_edition",
+    "editions.view_editionentry",
+    "editions.add_editionentry",
+    "editions.change_editionentry",
+    "editions.delete_editionentry",
 }
 
 

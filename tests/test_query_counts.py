@@ -1,12 +1,15 @@
 """At most 8 SQL queries on any page, for anonymous and logged-in readers, with
 no catalog cache and lists long enough to be counted by the planner's estimate."""
 
+import datetime
+
 import pytest
 from django.db import connection
 
 from catalog import pagination
 from catalog.models import CurationEvent
 from curation.models import SuggestedPaper, Suggestion
+from editions import services as edition_services
 from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
 from tests.factories import CategoryFactory, CodeLinkFactory, PaperFactory, TagFactory
 
@@ -173,3 +176,25 @@ def test_credits_cost_the_paper_page_no_query(client, catalog, django_assert_num
         html = client.get(paper.get_absolute_url()).content.decode()
     assert "and 3 others" in html
     assert "Added by" in html
+
+
+# A day's edition: the published edition (none here), the month's counts per
+# day (which give the day's total), the page's rows (with each entry's pin,
+# position and note as columns), their tags, the day before and the day after.
+EDITION_PAGE = 6
+
+
+@pytest.mark.parametrize("papers", [2, 12])
+@pytest.mark.parametrize("published", [False, True])
+def test_edition_page(client, django_assert_num_queries, papers, published):
+    day = datetime.datetime(2025, 11, 5, 12, tzinfo=datetime.UTC)
+    tag = TagFactory()
+    for _ in range(papers):
+        PaperFactory(added_at=day, tags=[tag], authors=["A B"])
+    edition = edition_services.create_edition(date=day.date(), note="Hello")
+    if published:
+        edition_services.publish(edition=edition, by="test")
+    with django_assert_num_queries(EDITION_PAGE):
+        assert client.get("/daily/2025-11-05/").status_code == 200
+    with django_assert_num_queries(EDITION_PAGE + 1):  # the tag
+        assert client.get(f"/tags/{tag.slug}/daily/2025-11-05/").status_code == 200
