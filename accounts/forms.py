@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from django.utils.translation import gettext_lazy as _
 
 from accounts import display_names
-from accounts.models import ApiToken, Profile
+from accounts.models import NAME_TAKEN, ApiToken, Profile
 
 
 class DigestSettingsForm(forms.Form):
@@ -59,13 +59,8 @@ class PublicProfileForm(forms.Form):
         if not name:
             return ""
         display_names.validate_display_name(name)
-        taken = Profile.objects.filter(display_name_key=display_names.name_key(name)).exclude(
-            pk=self.profile.pk
-        )
-        if taken.exists():
-            raise forms.ValidationError(
-                _("Another reader has this name; choose another."), code="taken"
-            )
+        if self.profile.name_taken(name):
+            raise forms.ValidationError(NAME_TAKEN, code="taken")
         return name
 
     def clean(self) -> dict[str, Any] | None:

@@ -5,6 +5,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -22,6 +23,7 @@ def new_feed_token() -> str:
 # A For-you computation queued this long ago and not done is taken as lost (a
 # worker restarted meanwhile): the next visit, save or follow asks again.
 RECOMMENDATIONS_LOST_AFTER = datetime.timedelta(minutes=15)
+NAME_TAKEN = _("Another reader has this name; choose another.")
 
 
 class Profile(models.Model):
@@ -87,6 +89,16 @@ class Profile(models.Model):
         if update_fields is not None and "display_name" in update_fields:
             kwargs["update_fields"] = {*update_fields, "display_name_key"}
         super().save(*args, **kwargs)
+
+    def name_taken(self, name: str) -> bool:
+        """Whether another reader has this display name, in any case."""
+        others = Profile.objects.exclude(pk=self.pk)
+        return others.filter(display_name_key=name_key(name)).exists()
+
+    def clean(self) -> None:
+        # The admin's form does not check the constraint on the key it cannot edit.
+        if self.display_name and self.name_taken(self.display_name):
+            raise ValidationError({"display_name": NAME_TAKEN}, code="taken")
 
     @property
     def is_public(self) -> bool:

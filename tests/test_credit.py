@@ -115,6 +115,28 @@ def test_a_name_taken_in_another_case_is_refused(client, reader):
     assert Profile.objects.get(user=reader).display_name == ""
 
 
+def test_a_taken_name_given_in_admin_is_a_form_error(admin_client, reader):
+    make_public(UserFactory(), "Ada")
+    profile = Profile.objects.get(user=reader)
+
+    response = admin_client.post(
+        f"/admin/accounts/profile/{profile.pk}/change/",
+        {
+            "user": reader.pk,
+            "digest_frequency": profile.digest_frequency,
+            "last_digest_at_0": "2026-01-01",
+            "last_digest_at_1": "00:00:00",
+            "language": "",
+            "display_name": "ADA",
+            "public_profile": "on",
+        },
+    )
+
+    assert response.status_code == 200
+    assert "Another reader has this name; choose another." in response.content.decode()
+    assert Profile.objects.get(user=reader).display_name == ""
+
+
 @pytest.mark.parametrize(
     ("name", "error"),
     [
