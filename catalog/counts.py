@@ -15,10 +15,11 @@ triggers do; each file's VISIBLE(x) is the visible-paper condition
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 from django.db.models import IntegerField, Manager, OuterRef, QuerySet, Subquery, Sum
 from django.db.models.expressions import CombinedExpression
 from django.db.models.functions import Coalesce
@@ -130,3 +131,20 @@ def sql_statements(name: str, *, connection: BaseDatabaseWrapper) -> list[str]:
     sql = (SQL_FILES / name.format(vendor=connection.vendor)).read_text()
     sql = VISIBLE_IN_SQL.sub(lambda found: visible_sql(alias=found[1], connection=connection), sql)
     return connection.ops.prepare_sql_script(sql)
+
+
+def drop_sqlite_triggers(apps: Any, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    """A migration's step before it rewrites the papers' table on SQLite, which
+    copies the table and renames the copy into place: that fails while a count
+    trigger on another table names the old one. `create_sqlite_triggers` after."""
+    if schema_editor.connection.vendor == "sqlite":
+        statements = sql_statements(TRIGGERS, connection=schema_editor.connection)
+        for statement in statements:
+            if statement.lstrip().upper().startswith("DROP TRIGGER"):
+                schema_editor.execute(statement)
+
+
+def create_sqlite_triggers(apps: Any, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    if schema_editor.connection.vendor == "sqlite":
+        for statement in sql_statements(TRIGGERS, connection=schema_editor.connection):
+            schema_editor.execute(statement)

@@ -73,10 +73,15 @@ path_value = {
         st.sampled_from(["reasoning", "agents"]), st.from_regex(r"[-a-zA-Z0-9_]+", fullmatch=True)
     ),
     "text": text.filter(bool),
+    # A day's address: any calendar date (0001 to 9999), or digits that are none.
+    "day": st.one_of(
+        st.dates().map(lambda day: day.isoformat()),
+        st.from_regex(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", fullmatch=True),
+    ),
     "fmt": st.one_of(st.sampled_from(["bib", "ris", "csl.json"]), text.filter(bool)),
 }
 
-# Each public route and what its parameters are: ("int" | "slug" | "text" | "fmt").
+# Each public route and what its parameters are: ("int" | "slug" | "text" | "fmt" | "day").
 # Routes with a regex (allauth's) are listed by the path they answer to.
 GET_ROUTES = {
     "": "/",
@@ -85,6 +90,14 @@ GET_ROUTES = {
     "trending/": "/trending/",
     "tags/": "/tags/",
     "tags/<slug:slug>/": "/tags/{slug}/",
+    "daily/": "/daily/",
+    "daily/<day:day>/": "/daily/{day}/",
+    "daily/<day:day>/feed.rss": "/daily/{day}/feed.rss",
+    "daily/<day:day>/feed.atom": "/daily/{day}/feed.atom",
+    "tags/<slug:slug>/daily/": "/tags/{slug}/daily/",
+    "tags/<slug:slug>/daily/<day:day>/": "/tags/{slug}/daily/{day}/",
+    "tags/<slug:slug>/daily/<day:day>/feed.rss": "/tags/{slug}/daily/{day}/feed.rss",
+    "tags/<slug:slug>/daily/<day:day>/feed.atom": "/tags/{slug}/daily/{day}/feed.atom",
     "categories/": "/categories/",
     "categories/<path:code>/": "/categories/{text}/",
     "robots.txt": "/robots.txt",
@@ -189,7 +202,7 @@ POST_FORMS = {
     "accounts/password/reset/": ("/accounts/password/reset/", ["email"]),
     "accounts/logout/": ("/accounts/logout/", ["next"]),
 }
-PLACEHOLDER = re.compile(r"\{(int|slug|text|fmt)\}")
+PLACEHOLDER = re.compile(r"\{(int|slug|text|fmt|day)\}")
 
 
 FUZZ_SCALE = int(os.environ.get("FUZZ_SCALE", "1"))

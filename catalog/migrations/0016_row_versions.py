@@ -15,27 +15,6 @@ from django.db.models.functions import Now
 from catalog import counts
 
 
-def count_trigger_statements(schema_editor, *, drops_only: bool) -> list[str]:
-    statements = counts.sql_statements(counts.TRIGGERS, connection=schema_editor.connection)
-    if drops_only:
-        return [s for s in statements if s.lstrip().upper().startswith("DROP TRIGGER")]
-    return statements
-
-
-def drop_sqlite_count_triggers(apps, schema_editor):
-    # SQLite renames the copied table into place, which fails while a trigger
-    # on another table names the old one.
-    if schema_editor.connection.vendor == "sqlite":
-        for statement in count_trigger_statements(schema_editor, drops_only=True):
-            schema_editor.execute(statement)
-
-
-def create_sqlite_count_triggers(apps, schema_editor):
-    if schema_editor.connection.vendor == "sqlite":
-        for statement in count_trigger_statements(schema_editor, drops_only=False):
-            schema_editor.execute(statement)
-
-
 def changed_at():
     return models.DateTimeField(
         "last changed", default=django.utils.timezone.now, db_default=Now(), editable=False
@@ -49,9 +28,9 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.AddField(model_name="category", name="changed_at", field=changed_at()),
-        migrations.RunPython(drop_sqlite_count_triggers, create_sqlite_count_triggers),
+        migrations.RunPython(counts.drop_sqlite_triggers, counts.create_sqlite_triggers),
         migrations.AddField(model_name="paper", name="changed_at", field=changed_at()),
-        migrations.RunPython(create_sqlite_count_triggers, drop_sqlite_count_triggers),
+        migrations.RunPython(counts.create_sqlite_triggers, counts.drop_sqlite_triggers),
         migrations.AddField(model_name="tag", name="changed_at", field=changed_at()),
         migrations.AddIndex(
             model_name="paper",

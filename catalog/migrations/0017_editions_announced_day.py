@@ -12,32 +12,13 @@ from django.db import migrations, models
 from catalog import counts
 
 
-def count_trigger_statements(schema_editor, *, drops_only: bool) -> list[str]:
-    statements = counts.sql_statements(counts.TRIGGERS, connection=schema_editor.connection)
-    if drops_only:
-        return [s for s in statements if s.lstrip().upper().startswith("DROP TRIGGER")]
-    return statements
-
-
-def drop_sqlite_count_triggers(apps, schema_editor):
-    if schema_editor.connection.vendor == "sqlite":
-        for statement in count_trigger_statements(schema_editor, drops_only=True):
-            schema_editor.execute(statement)
-
-
-def create_sqlite_count_triggers(apps, schema_editor):
-    if schema_editor.connection.vendor == "sqlite":
-        for statement in count_trigger_statements(schema_editor, drops_only=False):
-            schema_editor.execute(statement)
-
-
 class Migration(migrations.Migration):
     dependencies = [
         ("catalog", "0016_row_versions"),
     ]
 
     operations = [
-        migrations.RunPython(drop_sqlite_count_triggers, create_sqlite_count_triggers),
+        migrations.RunPython(counts.drop_sqlite_triggers, counts.create_sqlite_triggers),
         migrations.AddField(
             model_name="paper",
             name="announced_or_added_at",
@@ -49,7 +30,7 @@ class Migration(migrations.Migration):
                 output_field=models.DateTimeField(),
             ),
         ),
-        migrations.RunPython(create_sqlite_count_triggers, drop_sqlite_count_triggers),
+        migrations.RunPython(counts.create_sqlite_triggers, counts.drop_sqlite_triggers),
         migrations.AlterField(
             model_name="curationevent",
             name="action",
