@@ -671,6 +671,14 @@ class CurationEvent(models.Model):
         SUGGESTION_APPROVED = "suggestion_approved", "suggestion approved"
         SUGGESTION_DECLINED = "suggestion_declined", "suggestion declined"
         EDITION_PUBLISHED = "edition_published", "daily edition published"
+        COMMENT_HIDDEN = "comment_hidden", "comment hidden"
+        COMMENT_SHOWN = "comment_shown", "comment shown again"
+        THREAD_LOCKED = "thread_locked", "discussion locked"
+        THREAD_UNLOCKED = "thread_unlocked", "discussion unlocked"
+        COMMENTER_STOPPED = "commenter_stopped", "reader stopped from commenting"
+        COMMENTER_ALLOWED = "commenter_allowed", "reader allowed to comment again"
+        AUTHORS_MERGED = "authors_merged", "authors merged"
+        AUTHOR_SPLIT = "author_split", "author split"
 
     paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="curation_events")
     action = models.CharField(max_length=32, choices=Action.choices)
@@ -710,6 +718,7 @@ class ReaderSignal(models.Model):
         SAVE = "save", "saved"
         SUGGEST = "suggest", "suggested"
         CLICK = "click", "opened from the personal feed"
+        UPVOTE = "upvote", "upvoted"
 
     paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="reader_signals")
     # Deleting an account deletes its signals.

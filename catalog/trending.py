@@ -45,11 +45,12 @@ WINDOWS = {
 DEFAULT_WINDOW = "7d"
 # Stored scores are relative to this moment (see above).
 EPOCH = datetime.datetime(2020, 1, 1, tzinfo=datetime.UTC)
-# Keeping a paper outweighs suggesting it to the curators, which outweighs
-# opening it from the feed.
+# Keeping a paper outweighs upvoting it or suggesting it to the curators, which
+# outweigh opening it from the feed.
 # By kind; the rows' kinds come as plain strings, which look up a choice's key.
 WEIGHTS: dict[str, float] = {
     ReaderSignal.Kind.SAVE: 3.0,
+    ReaderSignal.Kind.UPVOTE: 2.0,
     ReaderSignal.Kind.SUGGEST: 2.0,
     ReaderSignal.Kind.CLICK: 1.0,
 }
