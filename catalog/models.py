@@ -268,6 +268,15 @@ class Paper(Versioned):
     trending_24h = models.FloatField(null=True, blank=True, editable=False)
     trending_7d = models.FloatField(null=True, blank=True, editable=False)
     trending_30d = models.FloatField(null=True, blank=True, editable=False)
+    # What readers gave the paper, kept on the row so that a card reads it
+    # with the rest: its upvotes from accounts that count (accounts.votes),
+    # those over each window, which lists sort by, and its shown comments
+    # (discussion). Written by those apps alone.
+    upvote_count = models.IntegerField(default=0, db_default=0, editable=False)
+    votes_24h = models.IntegerField(default=0, db_default=0, editable=False)
+    votes_7d = models.IntegerField(default=0, db_default=0, editable=False)
+    votes_30d = models.IntegerField(default=0, db_default=0, editable=False)
+    comment_count = models.IntegerField(default=0, db_default=0, editable=False)
 
     objects = PaperQuerySet.as_manager()
 
