@@ -43,6 +43,9 @@ PUBLIC = [
     "/tags/reasoning/",
     "/categories/",
     "/categories/cs.CL/",
+    "/daily/",  # the latest day's edition
+    "/tags/reasoning/daily/",
+    "/readers/Ada/",  # a reader's public profile
     "/accounts/login/",
     "/accounts/signup/",
     "/accounts/password/reset/",
@@ -109,7 +112,10 @@ def catalog(settings, tmp_path):
             because_paper=paper if rank < 3 else None,
             because_tag=reasoning if rank == 3 else None,
         )
-    Profile.objects.filter(user=reader).update(recommended_at=timezone.now())
+    profile = Profile.objects.get(user=reader)
+    profile.recommended_at = timezone.now()
+    profile.display_name, profile.public_profile = "Ada", True
+    profile.save()
     return reader
 
 
