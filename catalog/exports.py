@@ -6,6 +6,7 @@ cursor (QuerySet.iterator) and each entry goes out as soon as it is made, so a
 thousand papers never sit in memory as one document.
 """
 
+import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -16,10 +17,12 @@ from django.core.exceptions import BadRequest
 from django.db.models import QuerySet
 from django.http import HttpRequest, StreamingHttpResponse
 
+from catalog.bibtex import bibtex, bibtex_key
 from catalog.cache import canonical_query
 from catalog.filters import LIST_PARAMETERS
+from catalog.latex import latex_to_text
 from catalog.models import Paper
-from catalog.rendering import bibtex, bibtex_key
+from catalog.names import Name, parse_name
 from catalog.selectors import filter_papers
 
 CHUNK_SIZE = 200
@@ -42,15 +45,35 @@ def _line(value: str) -> str:
     return " ".join(value.split())
 
 
+def plain(value: str) -> str:
+    """arXiv's TeX as text on one line, its math as readable characters."""
+    return _line(latex_to_text(value))
+
+
+def ris_name(name: Name) -> str:
+    """RIS's "Family, Given, Suffix"; a group's name whole."""
+    if name.literal:
+        return name.literal
+    parts = [name.family_with_particle, name.given] + ([name.suffix] if name.suffix else [])
+    return ", ".join(parts)
+
+
+def ris_date(paper: Paper) -> str:
+    """RIS's DA, "YYYY/MM/DD/": a part the paper's date does not have stays empty."""
+    assert paper.published_at is not None
+    day = f"{paper.published_at.day:02}" if paper.published_precision == "day" else ""
+    return f"{paper.published_at.year}/{paper.published_at.month:02}/{day}/"
+
+
 def ris_entries(papers: Iterable[Paper]) -> Iterator[str]:
     for paper in papers:
-        fields = [("TY", "JOUR" if paper.journal_ref else "UNPB"), ("TI", _line(paper.title))]
-        fields += [("AU", _line(name)) for name in paper.author_list]
+        fields = [("TY", "JOUR" if paper.journal_ref else "UNPB"), ("TI", plain(paper.title))]
+        fields += [("AU", ris_name(parse_name(name))) for name in paper.author_list]
         if paper.published_at:
             fields.append(("PY", str(paper.published_at.year)))
-            fields.append(("DA", paper.published_at.strftime("%Y/%m/%d")))
+            fields.append(("DA", ris_date(paper)))
         if paper.abstract:
-            fields.append(("AB", _line(paper.abstract)))
+            fields.append(("AB", plain(paper.abstract)))
         if paper.arxiv_id:
             fields += [
                 ("UR", paper.abs_url),
@@ -60,17 +83,24 @@ def ris_entries(papers: Iterable[Paper]) -> Iterator[str]:
             ]
         if paper.journal_ref:
             fields.append(("JO", _line(paper.journal_ref)))
-        if paper.doi:
-            fields.append(("DO", _line(paper.doi)))
+        if paper.citation_doi:
+            fields.append(("DO", _line(paper.citation_doi)))
         if paper.primary_category is not None:
             fields.append(("KW", paper.primary_category.code))
         yield "".join(f"{tag}  - {value}\n" for tag, value in fields if value) + "ER  - \n\n"
 
 
-def csl_name(name: str) -> dict[str, str]:
-    """A CSL name: the last word as the family name, as arXiv lists them ("Ada Lovelace")."""
-    given, _, family = name.strip().rpartition(" ")
-    return {"family": family, "given": given} if given else {"literal": family}
+def csl_name(name: Name) -> dict[str, str]:
+    if name.literal:
+        return {"literal": name.literal}
+    parts = {
+        "family": name.family,
+        "given": name.given,
+        # "van der" Berg sorts under B but is printed with the name ("van der Berg, J.-P.").
+        "non-dropping-particle": name.particle,
+        "suffix": name.suffix,
+    }
+    return {part: value for part, value in parts.items() if value}
 
 
 def csl_item(paper: Paper, *, key: str) -> dict[str, Any]:
@@ -78,8 +108,9 @@ def csl_item(paper: Paper, *, key: str) -> dict[str, Any]:
         "id": key,
         # CSL's "article" is a preprint or working paper.
         "type": "article-journal" if paper.journal_ref else "article",
-        "title": _line(paper.title),
-        "author": [csl_name(name) for name in paper.author_list if name.strip()],
+        # Titles and abstracts as text: CSL processors print what they are given.
+        "title": plain(paper.title),
+        "author": [csl_name(parse_name(name)) for name in paper.author_list if name.strip()],
     }
     if paper.published_at:
         parts = [paper.published_at.year, paper.published_at.month]
@@ -87,20 +118,16 @@ def csl_item(paper: Paper, *, key: str) -> dict[str, Any]:
             parts.append(paper.published_at.day)
         item["issued"] = {"date-parts": [parts]}
     if paper.abstract:
-        item["abstract"] = paper.abstract
+        item["abstract"] = plain(paper.abstract)
     if paper.arxiv_id:
-        item.update(
-            {
-                "URL": paper.abs_url,
-                "number": paper.arxiv_id,
-                "publisher": "arXiv",
-                "genre": "Preprint",
-            }
-        )
+        # A preprint is cited by its publisher and DOI (APA: "arXiv.
+        # https://doi.org/10.48550/arXiv.<id>"); an article "number" would be
+        # printed as "Article <id>".
+        item.update({"URL": paper.abs_url, "publisher": "arXiv", "genre": "Preprint"})
     if paper.journal_ref:
-        item["container-title"] = paper.journal_ref
-    if paper.doi:
-        item["DOI"] = paper.doi
+        item["container-title"] = _line(paper.journal_ref)
+    if paper.citation_doi:
+        item["DOI"] = paper.citation_doi
     return item
 
 
@@ -127,27 +154,43 @@ FORMATS = {
 
 
 def export_rows(request: HttpRequest, *, papers: QuerySet[Paper]) -> QuerySet[Paper]:
-    """The list's papers with the request's filters, in the list's order, at most
-    EXPORT_MAX_PAPERS; BadRequest for filters the list page would refuse."""
+    """The list's papers with the request's filters, in the list's order;
+    BadRequest for filters the list page would refuse."""
     paper_filter = filter_papers(canonical_query(request.GET, **LIST_PARAMETERS), papers=papers)
     if not paper_filter.is_valid():
         problems = "; ".join(
             f"{field}: {' '.join(errors)}" for field, errors in paper_filter.errors.items()
         )
         raise BadRequest(f"These filters are not valid: {problems}")
-    return paper_filter.qs.select_related("primary_category")[: settings.EXPORT_MAX_PAPERS]
+    return paper_filter.qs.select_related("primary_category")
 
 
 def export_response(
     request: HttpRequest, *, papers: QuerySet[Paper], fmt: str, name: str
 ) -> StreamingHttpResponse:
-    """The list as a download named `name`.<extension>, streamed.
+    """The list as a download named `name`.<extension>, streamed, at most
+    EXPORT_MAX_PAPERS; a longer list says so in the `Export-Truncated` header
+    (and a BibTeX file in a comment at its top).
 
-    One query for the papers (with their primary category), read in chunks;
-    a chosen tag or category is looked up once more each by the filter.
+    One query for the papers (with their primary category), read in chunks,
+    and one for whether any lies past the limit; a chosen tag or category is
+    looked up once more each by the filter.
     """
-    export = FORMATS[fmt]
-    rows = export_rows(request, papers=papers).iterator(chunk_size=CHUNK_SIZE)
-    response = StreamingHttpResponse(export.write(rows), content_type=export.content_type)
+    export, limit = FORMATS[fmt], settings.EXPORT_MAX_PAPERS
+    rows = export_rows(request, papers=papers)
+    truncated = rows[limit : limit + 1].exists()
+    content = export.write(rows[:limit].iterator(chunk_size=CHUNK_SIZE))
+    if truncated and fmt == "bib":
+        content = itertools.chain([truncation_comment(limit)], content)
+    response = StreamingHttpResponse(content, content_type=export.content_type)
     response["Content-Disposition"] = f'attachment; filename="{name}.{export.extension}"'
+    if truncated:
+        response["Export-Truncated"] = f"the first {limit} papers of a longer list"
     return response
+
+
+def truncation_comment(limit: int) -> str:
+    return (
+        f"@comment{{The first {limit} papers of a longer list: narrow the list's "
+        "filters to export the rest.}\n\n"
+    )

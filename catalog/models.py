@@ -330,6 +330,14 @@ class Paper(Versioned):
         return f"{self.arxiv_id}v{self.version}" if self.version else self.arxiv_id or ""
 
     @property
+    def citation_doi(self) -> str:
+        """The DOI to cite: the published version's, else the one arXiv registers
+        for every paper with DataCite (10.48550/arXiv.<id>)."""
+        if self.doi:
+            return self.doi
+        return f"10.48550/arXiv.{self.arxiv_id}" if self.arxiv_id else ""
+
+    @property
     def abs_url(self) -> str:
         return arxiv_ids.abs_url(self.arxiv_id) if self.arxiv_id else ""
 

@@ -20,6 +20,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from catalog import arxiv_ids
+from catalog.bibtex import bibtex
 from catalog.counts import (
     categories_with_counts,
     tags_with_counts,
@@ -37,7 +38,6 @@ from catalog.filters import (
 from catalog.models import Category, CodeLink, Paper, Tag
 from catalog.page_cache import cached_page
 from catalog.pagination import CatalogPaginator
-from catalog.rendering import bibtex
 from catalog.selectors import (
     ABSTRACT_LANGUAGE,
     filter_papers,

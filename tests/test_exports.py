@@ -1,14 +1,26 @@
 """Lists exported for reference managers, parsed back by a BibTeX and a RIS
 parser: BibTeX, RIS and CSL-JSON of any list, streamed, at most EXPORT_MAX_PAPERS."""
 
+import datetime
 import json
 
 import bibtexparser
+import pybtex.database
+import pybtex.plugin
 import pytest
 import rispy
+from citeproc import (
+    Citation,
+    CitationItem,
+    CitationStylesBibliography,
+    CitationStylesStyle,
+    formatter,
+)
+from citeproc.source.json import CiteProcJSON
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from catalog.models import Paper
 from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
 from tests.factories import CategoryFactory, PaperFactory, TagFactory
 
@@ -55,8 +67,9 @@ def test_bibtex_parses_back_with_one_entry_per_paper_and_unique_keys(client, cat
     by_id = {entry["eprint"]: entry for entry in library.entries}
     first = by_id[catalog["papers"][0].arxiv_id]
     assert first["title"] == "{Reasoning agents 0}"
-    assert first["author"] == "Ada Lovelace and Alan Turing"
+    assert first["author"] == "Lovelace, Ada and Turing, Alan"
     assert first["archivePrefix"] == "arXiv"
+    assert first["doi"] == f"10.48550/arXiv.{catalog['papers'][0].arxiv_id}"
     odd = by_id[catalog["papers"][-1].arxiv_id]
     assert odd.entry_type == "article"
     assert odd["doi"] == "10.1000/test.1"
@@ -72,7 +85,7 @@ def test_ris_parses_back(client, catalog):
     paper = catalog["papers"][1]
     entry = by_title[paper.title]
     assert entry["type_of_reference"] == "UNPB"
-    assert entry["authors"] == ["Ada Lovelace", "Alan Turing"]
+    assert entry["authors"] == ["Lovelace, Ada", "Turing, Alan"]
     assert entry["year"] == str(paper.published_at.year)
     assert entry["urls"] == [paper.abs_url]
     assert entry["accession_number"] == f"arXiv:{paper.arxiv_id}"
@@ -104,9 +117,18 @@ def test_exports_take_the_lists_filters_and_order(client, catalog):
     assert len(in_category) == 4
 
 
-def test_exports_stop_at_the_limit(client, catalog, settings):
+def test_exports_stop_at_the_limit_and_say_so(client, catalog, settings):
     settings.EXPORT_MAX_PAPERS = 2
-    assert len(rispy.loads(body(client.get("/export.ris")))) == 2
+    ris = client.get("/export.ris")
+    bib = body(client.get("/export.bib"))
+
+    assert len(rispy.loads(body(ris))) == 2
+    assert ris["Export-Truncated"] == "the first 2 papers of a longer list"
+    library = bibtexparser.parse_string(bib)
+    assert len(library.entries) == 2
+    assert "The first 2 papers of a longer list" in library.comments[0].comment
+    settings.EXPORT_MAX_PAPERS = 5
+    assert not client.get("/export.ris").has_header("Export-Truncated")
 
 
 @pytest.mark.parametrize(
@@ -140,8 +162,9 @@ def test_saved_papers_and_the_feed_export_for_their_reader(client, catalog):
 def test_an_export_is_one_query_whatever_its_length(client, catalog):
     with CaptureQueriesContext(connection) as queries:
         body(client.get("/export.bib"))
-    # The papers with their primary category, read through a cursor.
-    assert len([q for q in queries if "catalog_paper" in q["sql"]]) == 1
+    # The papers with their primary category, read through a cursor, and
+    # whether any lies past the limit.
+    assert len([q for q in queries if "catalog_paper" in q["sql"]]) == 2
 
 
 def test_list_pages_link_their_exports(client, catalog):
@@ -154,3 +177,133 @@ def test_list_pages_link_their_exports(client, catalog):
     assert 'href="export.bib?q=reasoning"' in client.get("/?q=reasoning").content.decode()
     client.force_login(user)
     assert 'href="export.ris"' in client.get("/saved/").content.decode()
+
+
+# Titles as arXiv writes them (TeX) with what breaks a LaTeX document or a
+# BibTeX parser, and names that are not "First Last".
+AWKWARD_TITLES = [
+    "Scaling 100% of $\\alpha$-nets",
+    "snake_case tokens and $x_i^2$ terms",
+    "A title ending in a backslash \\",
+    "Unbalanced } braces { around \\emph{emphasis}",
+    "Reading \\input{/etc/passwd} and \\write18{rm -rf}",
+    "Costs $5 & #1 ^ up",
+]
+AWKWARD_NAMES = [
+    "John Smith Jr.",
+    "Jean-Pierre van der Berg",
+    "ATLAS Collaboration",
+    "DeepSeek-AI",
+    "Ada Lovelace",
+]
+
+
+@pytest.fixture
+def awkward():
+    return [
+        PaperFactory(
+            arxiv_id=f"2503.0000{n}",
+            title=title,
+            authors=AWKWARD_NAMES,
+            published_at=datetime.datetime(2025, 3, 4, tzinfo=datetime.UTC),
+            published_precision=Paper.DatePrecision.MONTH if n == 0 else Paper.DatePrecision.DAY,
+        )
+        for n, title in enumerate(AWKWARD_TITLES)
+    ]
+
+
+def test_bibtex_of_awkward_titles_parses_and_typesets(client, awkward):
+    text = body(client.get("/export.bib"))
+    library = bibtexparser.parse_string(text)
+    titles = {entry["eprint"]: entry["title"] for entry in library.entries}
+
+    assert not library.failed_blocks
+    assert len(library.entries) == len(AWKWARD_TITLES)
+    assert titles["2503.00000"] == "{Scaling 100\\% of $\\alpha$-nets}"
+    assert titles["2503.00001"] == "{snake\\_case tokens and $x_i^2$ terms}"
+    assert titles["2503.00002"] == "{A title ending in a backslash}"
+    # Only the braces without a partner go: the command keeps its argument.
+    assert titles["2503.00003"] == "{Unbalanced braces around \\emph{emphasis}}"
+    # Commands that read or write files are printed, never run.
+    assert titles["2503.00004"] == "{Reading input{/etc/passwd} and write18{rm -rf}}"
+    assert titles["2503.00005"] == "{Costs \\$5 \\& \\#1 \\^{} up}"
+    assert "\\input" not in text and "\\write" not in text
+    for entry in library.entries:
+        assert entry["month"] == "mar"
+
+
+def test_bibtex_names_have_their_parts_for_a_bibtex_reader(client, awkward):
+    data = pybtex.database.parse_string(body(client.get("/export.bib")), "bibtex")
+    people = data.entries["smith2025scaling"].persons["author"]
+
+    smith, van_der_berg, atlas, deepseek, lovelace = people
+    assert (smith.last_names, smith.first_names, smith.lineage_names) == (
+        ["Smith"],
+        ["John"],
+        ["Jr."],
+    )
+    assert van_der_berg.prelast_names == ["van", "der"]
+    assert van_der_berg.last_names == ["Berg"]
+    assert van_der_berg.first_names == ["Jean-Pierre"]
+    # A group's name is one name: never "Collaboration, A.".
+    assert atlas.last_names == ["{ATLAS Collaboration}"] and not atlas.first_names
+    assert deepseek.last_names == ["{DeepSeek-AI}"]
+    assert (lovelace.last_names, lovelace.first_names) == (["Lovelace"], ["Ada"])
+
+
+def test_bibtex_formats_through_a_bibtex_style(client, awkward):
+    data = pybtex.database.parse_string(body(client.get("/export.bib")), "bibtex")
+    style = pybtex.plugin.find_plugin("pybtex.style.formatting", "plain")()
+    backend = pybtex.plugin.find_plugin("pybtex.backends", "latex")()
+
+    formatted = {
+        entry.key: entry.text.render(backend)
+        for entry in style.format_entries(data.entries.values())
+    }
+
+    entry = formatted["smith2025scaling"]
+    assert entry.startswith("John Smith, Jr., Jean-Pierre van~der Berg, {ATLAS Collaboration},")
+    assert "100\\%" in entry
+
+
+def test_ris_dates_say_no_more_than_the_paper_knows(client, awkward):
+    entries = {e["accession_number"]: e for e in rispy.loads(body(client.get("/export.ris")))}
+
+    assert entries["arXiv:2503.00000"]["date"] == "2025/03//"
+    assert entries["arXiv:2503.00001"]["date"] == "2025/03/04/"
+    authors = entries["arXiv:2503.00000"]["authors"]
+    assert authors[:3] == ["Smith, John, Jr.", "van der Berg, Jean-Pierre", "ATLAS Collaboration"]
+    assert entries["arXiv:2503.00000"]["doi"] == "10.48550/arXiv.2503.00000"
+    # Titles as text: the math is read, not left as TeX.
+    assert entries["arXiv:2503.00000"]["title"].startswith("Scaling 100% of ")
+    assert "$" not in entries["arXiv:2503.00000"]["title"]
+
+
+def test_csl_json_cites_a_preprint_as_a_csl_processor_expects(client, awkward):
+    items = json.loads(body(client.get("/export.csl.json")))
+    item = next(item for item in items if item["id"] == "2503.00001")
+
+    assert "number" not in item
+    assert item["DOI"] == "10.48550/arXiv.2503.00001"
+    assert item["title"] == "snake_case tokens and x_i^2 terms"
+    assert item["author"][:4] == [
+        {"family": "Smith", "given": "John", "suffix": "Jr."},
+        {"family": "Berg", "given": "Jean-Pierre", "non-dropping-particle": "van der"},
+        {"literal": "ATLAS Collaboration"},
+        {"literal": "DeepSeek-AI"},
+    ]
+    # A CSL processor formats every item; none is an "Article <id>".
+    source = CiteProcJSON(items)
+    style = CitationStylesStyle("harvard-cite-them-right", validate=False)
+    bibliography = CitationStylesBibliography(style, source, formatter.plain)
+    for each in items:
+        bibliography.register(Citation([CitationItem(each["id"])]))
+    rendered = "\n".join(str(line) for line in bibliography.bibliography())
+    assert "Article 2503" not in rendered
+    assert "Smith, J., Jr" in rendered or "Smith, J. Jr" in rendered, rendered
+
+
+def test_the_paper_page_cites_arxivs_doi(client, awkward):
+    page = client.get(awkward[0].get_absolute_url()).content.decode()
+
+    assert '<meta name="citation_doi" content="10.48550/arXiv.2503.00000">' in page
