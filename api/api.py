@@ -1,9 +1,13 @@
 """The public JSON API, /api/v1/, with its OpenAPI schema at /api/v1/openapi.json.
 
-Every response to a GET carries an ETag (and lists a Last-Modified): a client
-that sends it back (If-None-Match, If-Modified-Since) is told 304 while the
-answer is unchanged. Errors are JSON with a `detail` message (api.middleware
-makes sure of that for errors raised outside the API's views too).
+Every response to a GET carries an ETag, the hash of its body: a client that
+sends it back (If-None-Match) is told 304 while the answer is unchanged. Lists
+carry no Last-Modified, since no one date says when a list last changed (a
+paper hidden or tagged changes it without being the newest). Errors are
+problem details (RFC 9457, `application/problem+json`) with a `detail` message
+in words, and `errors` by parameter when parameters were refused, whichever
+check refused them; api.middleware makes sure of that for errors raised
+outside the API's views too.
 """
 
 import logging
@@ -11,13 +15,14 @@ from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.cache import get_conditional_response, patch_vary_headers, set_response_etag
-from django.utils.http import parse_http_date_safe
 from ninja import NinjaAPI
-from ninja.errors import AuthenticationError
+from ninja.errors import AuthenticationError, ValidationError
+from ninja.openapi.schema import OpenAPISchema
 
 from api import personal, public
 from api.auth import RateLimited
 from api.cursors import CursorError
+from api.http import PROBLEM_CONTENT_TYPE, problem
 from api.queries import FilterError
 
 logger = logging.getLogger(__name__)
@@ -33,12 +38,29 @@ saved papers and subscriptions.
   and revoke tokens on their subscriptions page.
 - Anonymous requests are limited per address, token requests per token: over the
   limit the answer is 429 with `Retry-After`.
-- GET answers carry an `ETag` (lists also `Last-Modified`, when their newest paper
-  came); send it back in `If-None-Match` to be told 304 while nothing changed.
+- GET answers carry an `ETag`; send it back in `If-None-Match` to be told 304
+  while nothing changed. HEAD is answered wherever GET is.
+- Errors are problem details (RFC 9457): `application/problem+json` with `status`,
+  `title`, `detail` in words and, when parameters were refused, `errors`: the
+  messages for each parameter.
 """
 
 
 class CatalogApi(NinjaAPI):
+    def get_openapi_schema(
+        self, *, path_prefix: str | None = None, path_params: dict[str, Any] | None = None
+    ) -> OpenAPISchema:
+        """The schema, with every error answer's body described as what it is
+        sent as: problem details, application/problem+json."""
+        schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
+        for operations in schema.get("paths", {}).values():
+            for operation in operations.values():
+                for status, answer in operation.get("responses", {}).items():
+                    content = answer.get("content", {})
+                    if int(status) >= 400 and "application/json" in content:
+                        content[PROBLEM_CONTENT_TYPE] = content.pop("application/json")
+        return schema
+
     def create_response(
         self,
         request: HttpRequest,
@@ -56,12 +78,7 @@ class CatalogApi(NinjaAPI):
         # The ETag is the body's hash: equal answers, equal tags, so a poller's
         # 304 means exactly "nothing changed".
         set_response_etag(response)
-        conditional = get_conditional_response(
-            request,
-            etag=response["ETag"],
-            last_modified=parse_http_date_safe(response.get("Last-Modified", "")),
-            response=response,
-        )
+        conditional = get_conditional_response(request, etag=response["ETag"], response=response)
         # Given a response, Django answers it or a 304 (or 412), never None.
         return conditional if conditional is not None else response
 
@@ -76,7 +93,23 @@ api = CatalogApi(
 
 
 def error(request: HttpRequest, message: str, *, status: int, **extra: Any) -> HttpResponse:
-    return api.create_response(request, {"detail": message, **extra}, status=status)
+    response = api.create_response(request, problem(status, message, **extra), status=status)
+    response["Content-Type"] = PROBLEM_CONTENT_TYPE
+    return response
+
+
+@api.exception_handler(ValidationError)
+def invalid_parameters(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    # The same answer as the list's own filter gives (FilterError): 400, the
+    # messages by parameter ("limit", or "body.parent" for a JSON member).
+    errors: dict[str, list[str]] = {}
+    for each in exc.errors:
+        location = [str(part) for part in each.get("loc", ())]
+        if location[:1] in (["query"], ["path"]):
+            location = location[1:]
+        errors.setdefault(".".join(location) or "request", []).append(str(each.get("msg", "")))
+    names = ", ".join(errors)
+    return error(request, f"These parameters are not valid: {names}.", status=400, errors=errors)
 
 
 @api.exception_handler(RateLimited)

@@ -1,12 +1,22 @@
-import datetime
+"""What every API answer shares: problem details for errors (RFC 9457) and the
+headers of a reader's own answers."""
+
+from http import HTTPStatus
+from typing import Any
 
 from django.http import HttpResponse
-from django.utils.http import http_date
+
+PROBLEM_CONTENT_TYPE = "application/problem+json"
 
 
-def set_last_modified(response: HttpResponse, moment: datetime.datetime | None) -> None:
-    if moment is not None:
-        response["Last-Modified"] = http_date(moment.timestamp())
+def problem(status: int, detail: str, **extra: Any) -> dict[str, Any]:
+    """An error's body: the status, its phrase as the title, what was wrong in
+    words and any members of its own (`errors` by parameter, `retry_after`)."""
+    try:
+        title = HTTPStatus(status).phrase
+    except ValueError:
+        title = "Error"
+    return {"type": "about:blank", "title": title, "status": status, "detail": detail, **extra}
 
 
 def keep_private(response: HttpResponse) -> None:

@@ -12,17 +12,17 @@ from ninja import Query, Router
 from accounts import selectors, services
 from api import auth, schemas
 from api.http import keep_private
-from api.public import ERRORS, LIST_ERRORS, Paging, list_answer
+from api.public import ERRORS, Paging, list_answer
 from api.queries import paper_by_ref
 from api.schemas import PaperFilters
 from catalog.models import Category, Paper, Tag
 
 router = Router(auth=auth.ReaderToken(), tags=["me"])
 
-WRITE_ERRORS = {401: schemas.Error, 404: schemas.Error, 429: schemas.RateLimitError}
+WRITE_ERRORS = {**ERRORS, 404: schemas.Error}
 
 
-@router.get("/feed", response={200: schemas.PaperPage, **LIST_ERRORS})
+@router.get("/feed", response={200: schemas.PaperPage, **ERRORS})
 def feed(
     request: HttpRequest,
     response: HttpResponse,
@@ -32,10 +32,10 @@ def feed(
     """New papers in the tags and categories the reader follows, with the list filters."""
     keep_private(response)
     papers = selectors.subscribed_papers(user=auth.reader_of(request))
-    return list_answer(request, response, papers=papers, filters=filters, paging=paging)
+    return list_answer(request, papers=papers, filters=filters, paging=paging)
 
 
-@router.get("/saved", response={200: schemas.PaperPage, **LIST_ERRORS})
+@router.get("/saved", response={200: schemas.PaperPage, **ERRORS})
 def saved(
     request: HttpRequest,
     response: HttpResponse,
@@ -45,7 +45,7 @@ def saved(
     """The reader's saved papers, with the list filters."""
     keep_private(response)
     papers = selectors.saved_papers(user=auth.reader_of(request))
-    return list_answer(request, response, papers=papers, filters=filters, paging=paging)
+    return list_answer(request, papers=papers, filters=filters, paging=paging)
 
 
 @router.put("/saved/{path:ref}", response={200: schemas.SavedState, **WRITE_ERRORS})

@@ -3,12 +3,11 @@
 from typing import Any
 
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema
 
 from api import auth, schemas, serializers
-from api.http import set_last_modified
-from api.queries import newest_added, paper_page, paper_with_everything
+from api.queries import paper_page, paper_with_everything
 from api.schemas import PaperFilters, TrendingWindow
 from catalog.counts import categories_with_counts, tags_with_counts
 from catalog.models import Paper
@@ -16,8 +15,8 @@ from catalog.selectors import similar_papers
 
 router = Router(auth=auth.public)
 
-ERRORS = {401: schemas.Error, 422: schemas.ValidationErrors, 429: schemas.RateLimitError}
-LIST_ERRORS = {**ERRORS, 400: schemas.FieldErrors}
+# Every operation may refuse its parameters (400), a token (401) or a rate (429).
+ERRORS = {400: schemas.FieldErrors, 401: schemas.Error, 429: schemas.RateLimitError}
 
 
 class Paging(Schema):
@@ -27,7 +26,6 @@ class Paging(Schema):
 
 def list_answer(
     request: HttpRequest,
-    response: HttpResponse,
     *,
     papers: QuerySet[Paper],
     filters: schemas.ListParameters,
@@ -40,38 +38,42 @@ def list_answer(
     if sort is not None:
         query["sort"] = sort
     rows, next_cursor = paper_page(query, papers=papers, cursor=paging.cursor, limit=paging.limit)
-    set_last_modified(response, newest_added(rows))
     return {
         "items": [serializers.paper_item(request, paper) for paper in rows],
         "next_cursor": next_cursor,
     }
 
 
-@router.get("/papers", response={200: schemas.PaperPage, **LIST_ERRORS}, tags=["papers"])
+@router.get("/", response={200: schemas.ApiIndex, **ERRORS}, tags=["catalog"])
+def index(request: HttpRequest) -> dict[str, Any]:
+    """Where everything is: the lists, the schema and the reference."""
+    root = request.build_absolute_uri("/api/v1/")
+    return {
+        "papers": f"{root}papers",
+        "trending": f"{root}trending",
+        "tags": f"{root}tags",
+        "categories": f"{root}categories",
+        "openapi": f"{root}openapi.json",
+        "docs": request.build_absolute_uri("/api/docs"),
+    }
+
+
+@router.get("/papers", response={200: schemas.PaperPage, **ERRORS}, tags=["papers"])
 def papers(
-    request: HttpRequest,
-    response: HttpResponse,
-    filters: Query[PaperFilters],
-    paging: Query[Paging],
+    request: HttpRequest, filters: Query[PaperFilters], paging: Query[Paging]
 ) -> dict[str, Any]:
     """Papers, newest first (or by relevance), with the list page's filters."""
-    return list_answer(
-        request, response, papers=Paper.objects.visible(), filters=filters, paging=paging
-    )
+    return list_answer(request, papers=Paper.objects.visible(), filters=filters, paging=paging)
 
 
-@router.get("/trending", response={200: schemas.PaperPage, **LIST_ERRORS}, tags=["papers"])
+@router.get("/trending", response={200: schemas.PaperPage, **ERRORS}, tags=["papers"])
 def trending(
-    request: HttpRequest,
-    response: HttpResponse,
-    window: Query[TrendingWindow],
-    paging: Query[Paging],
+    request: HttpRequest, window: Query[TrendingWindow], paging: Query[Paging]
 ) -> dict[str, Any]:
     """The papers readers saved, suggested and opened most over the window, decaying
     with age (the site's /trending/): the list of `sort=trending`."""
     return list_answer(
         request,
-        response,
         papers=Paper.objects.visible(),
         filters=window,
         paging=paging,

@@ -1,6 +1,5 @@
 """The API's reads: the list page's filters and joins (catalog.selectors), paged by cursor."""
 
-import datetime
 from typing import TYPE_CHECKING, TypeVar
 
 from django.db.models import Prefetch, QuerySet
@@ -83,8 +82,3 @@ def paper_by_ref(ref: str, *, papers: QuerySet[P]) -> P:
 
 def paper_with_everything(ref: str) -> "PagePaper":
     return paper_by_ref(ref, papers=paper_for_page(Paper.objects.visible()))
-
-
-def newest_added(papers: list[Paper]) -> datetime.datetime | None:
-    """When the newest of these papers came to the catalog: the list's Last-Modified."""
-    return max((paper.added_at for paper in papers), default=None)

@@ -78,7 +78,21 @@ else:
     TrendingWindow = list_parameters("TrendingWindow", names=["window"])
 
 
+class ApiIndex(Schema):
+    papers: str = Field(description="Papers, with the list's filters.")
+    trending: str = Field(description="Papers by readers' recent interest.")
+    tags: str
+    categories: str
+    openapi: str = Field(description="This API's OpenAPI schema.")
+    docs: str = Field(description="The reference page.")
+
+
 class Error(Schema):
+    """Problem details (RFC 9457), sent as application/problem+json."""
+
+    type: str = Field("about:blank", description="No type beyond the status: always about:blank.")
+    title: str = Field(description="The status's phrase, e.g. Not Found.")
+    status: int = Field(description="The HTTP status, repeated.")
     detail: str = Field(description="What was wrong, in words.")
 
 
@@ -88,13 +102,9 @@ class RateLimitError(Error):
 
 class FieldErrors(Error):
     errors: dict[str, list[str]] | None = Field(
-        None, description="The messages for each parameter, when parameters were refused."
-    )
-
-
-class ValidationErrors(Schema):
-    detail: list[dict[str, Any]] = Field(
-        description="Each parameter that could not be read, and why."
+        None,
+        description="The messages for each parameter refused: its name (`limit`), or "
+        "`body.<member>` for a member of a JSON body.",
     )
 
 

@@ -18,6 +18,10 @@ from django.conf import settings
 bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "3"))
 accesslog = None
+# gunicorn's longest request line (its default is half): a long search or
+# filter address reaches the site, which answers what is wrong with it in its
+# own words, rather than gunicorn's bare 414 page.
+limit_request_line = 8190
 # Nothing here drives gunicorn through its control socket (gunicornc).
 control_socket_disable = True
 logconfig_dict = settings.LOGGING

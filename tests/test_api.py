@@ -2,6 +2,7 @@
 categories, JSON for every error, conditional GET, CORS, and the query counts."""
 
 import datetime
+import json
 
 import pytest
 from django.core.cache import cache
@@ -122,22 +123,25 @@ def test_relevance_pages_continue_by_position(client, catalog):
         ("tag=no-such-tag", 400, "no-such-tag"),
         ("category=xx.YY", 400, "xx.YY"),
         ("from=2025-02-01&to=2025-01-01", 400, "before the start"),
-        ("period=2d", 422, "period"),
-        ("from=yesterday", 422, "from"),
-        ("limit=0", 422, "limit"),
-        ("limit=101", 422, "limit"),
+        ("period=2d", 400, "period"),
+        ("from=yesterday", 400, "from"),
+        ("limit=0", 400, "limit"),
+        ("limit=101", 400, "limit"),
         ("cursor=garbage!!", 400, "cursor"),
         ("cursor=eyJhIjogMX0", 400, "cursor"),
         ("q=reasoning&sort=relevance&cursor=eyJvZmZzZXQiOiAtMX0", 400, "cursor"),
-        ("q=" + "x" * 301, 422, "q"),
+        ("q=" + "x" * 301, 400, "q"),
     ],
 )
 def test_bad_parameters_are_a_json_4xx_saying_what(client, catalog, query, status, words):
     response = client.get(f"/api/v1/papers?{query}")
 
     assert response.status_code == status
-    assert response["Content-Type"].startswith("application/json")
-    assert words in response.content.decode()
+    # One shape whichever check refused them: problem details (RFC 9457).
+    assert response["Content-Type"] == "application/problem+json"
+    problem = response.json()
+    assert problem["status"] == status and problem["title"] == "Bad Request"
+    assert words in problem["detail"] + json.dumps(problem.get("errors"))
 
 
 @pytest.mark.parametrize(
@@ -145,7 +149,7 @@ def test_bad_parameters_are_a_json_4xx_saying_what(client, catalog, query, statu
     [
         ("get", "/api/v1/nothing-here", 404),
         ("get", "/api/v1/papers/", 404),
-        ("get", "/api/", 404),
+        ("get", "/api/v2/papers", 404),
         ("post", "/api/v1/papers", 405),
         ("delete", "/api/v1/tags", 405),
         ("get", "/api/v1/papers?q=%00", 400),
@@ -158,8 +162,9 @@ def test_every_error_under_the_api_is_json(client, catalog, method, path, status
     response = getattr(client, method)(path)
 
     assert response.status_code == status
-    assert response["Content-Type"].startswith("application/json")
+    assert response["Content-Type"] == "application/problem+json"
     assert response.json()["detail"]
+    assert response.json()["status"] == status
 
 
 def test_a_paper_by_arxiv_id_in_any_form_or_by_stable_id(client, catalog):
@@ -225,21 +230,57 @@ def test_tags_and_categories_with_their_counts(client, catalog):
 
 
 def test_conditional_get_answers_304_while_nothing_changed(client, catalog):
-    # Last-Modified counts whole seconds: the catalog came earlier than the new paper.
-    Paper.objects.update(added_at=timezone.now() - datetime.timedelta(hours=1))
     first = client.get("/api/v1/papers?limit=5")
-    etag, modified = first["ETag"], first["Last-Modified"]
+    etag = first["ETag"]
 
     assert client.get("/api/v1/papers?limit=5", HTTP_IF_NONE_MATCH=etag).status_code == 304
-    assert client.get("/api/v1/papers?limit=5", HTTP_IF_MODIFIED_SINCE=modified).status_code == 304
     assert client.get("/api/v1/tags", HTTP_IF_NONE_MATCH=etag).status_code == 200
+    # No date says when a list last changed, so none is given or taken.
+    assert "Last-Modified" not in first
+    later = "Wed, 01 Jan 2031 00:00:00 GMT"
+    assert client.get("/api/v1/papers?limit=5", HTTP_IF_MODIFIED_SINCE=later).status_code == 200
 
-    PaperFactory(title="Something new")
+    # An older paper hidden changes the list, though it was not its newest.
+    hidden = Paper.objects.get(pk=ids(first)[2])
+    hidden.is_visible = False
+    hidden.save()
     changed = client.get("/api/v1/papers?limit=5", HTTP_IF_NONE_MATCH=etag)
     assert changed.status_code == 200
     assert changed["ETag"] != etag
-    newer = client.get("/api/v1/papers?limit=5", HTTP_IF_MODIFIED_SINCE=modified)
-    assert newer.status_code == 200
+
+
+def test_head_and_options_answer_wherever_their_route_is(client, catalog):
+    get = client.get("/api/v1/papers?limit=2")
+    head = client.head("/api/v1/papers?limit=2")
+    options = client.options("/api/v1/papers")
+    write_only = client.options("/api/v1/me/saved/1")
+    nowhere = client.options("/api/v1/nothing-here")
+
+    assert head.status_code == 200 and head.content == b""
+    assert head["ETag"] == get["ETag"]
+    assert head["Content-Length"] == str(len(get.content))
+    assert options.status_code == 204 and options["Allow"] == "GET, HEAD, OPTIONS"
+    assert write_only["Allow"] == "PUT, DELETE, OPTIONS"
+    assert nowhere.status_code == 404
+    assert client.post("/api/v1/papers")["Allow"] == "GET, HEAD, OPTIONS"
+
+
+def test_answers_vary_by_token_alone(client, catalog):
+    client.force_login(UserFactory())
+    response = client.get("/api/v1/papers", HTTP_ACCEPT_LANGUAGE="ko")
+
+    vary = {name.strip().lower() for name in response["Vary"].split(",")}
+    assert "authorization" in vary
+    assert not vary & {"cookie", "accept-language"}
+
+
+def test_the_api_root_says_where_everything_is(client, catalog):
+    assert client.get("/api/v1").status_code == 301
+    assert client.get("/api/")["Location"] == "/api/v1/"
+    root = client.get("/api/v1/").json()
+
+    assert root["papers"] == "http://testserver/api/v1/papers"
+    assert client.get(root["openapi"]).status_code == 200
 
 
 def test_anonymous_reads_are_open_to_any_origin_token_requests_are_not(client, catalog):
@@ -390,7 +431,7 @@ def test_anonymous_requests_are_limited_per_address_with_json_and_retry_after(
     refused = client.get("/api/v1/papers")
 
     assert refused.status_code == 429
-    assert refused["Content-Type"].startswith("application/json")
+    assert refused["Content-Type"] == "application/problem+json"
     assert 0 < int(refused["Retry-After"]) <= 60
     assert refused.json()["retry_after"] == int(refused["Retry-After"])
     assert client.get("/api/v1/tags", REMOTE_ADDR="198.51.100.20").status_code == 200
@@ -426,7 +467,7 @@ def test_trending_ranks_by_readers_signals_as_the_site_does(client, catalog):
 
     assert [item["id"] for item in listed[:2]] == [popular.pk, quiet.pk]
     assert [item["id"] for item in sorted_list] == [item["id"] for item in listed]
-    assert client.get("/api/v1/trending?window=1y").status_code == 422
+    assert client.get("/api/v1/trending?window=1y").status_code == 400
 
 
 def test_a_paper_lists_its_similar_papers_with_why(client, catalog):

@@ -74,10 +74,13 @@ def test_the_api_answers_its_json_503(catalog, database_down):
     response = Client(raise_request_exception=False).get("/api/v1/papers")
 
     assert response.status_code == 503
-    assert response["Content-Type"].startswith("application/json")
+    assert response["Content-Type"] == "application/problem+json"
     assert response["Retry-After"] == "30"
     assert response.json() == {
-        "detail": "The service is briefly unavailable; try again in 30 seconds."
+        "type": "about:blank",
+        "title": "Service Unavailable",
+        "status": 503,
+        "detail": "The service is briefly unavailable; try again in 30 seconds.",
     }
 
 

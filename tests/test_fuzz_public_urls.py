@@ -157,6 +157,7 @@ GET_ROUTES = {
     "opensearch.xml": "/opensearch.xml",
     # The API (also fuzzed from its schema, in tests/test_api_fuzz.py).
     "api/docs": "/api/docs",
+    "api/": "/api/",
     "api/v1/": "/api/v1/",
     "api/v1/openapi.json": "/api/v1/openapi.json",
     "api/v1/papers": "/api/v1/papers",
