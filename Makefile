@@ -74,6 +74,12 @@ WRK := /usr/bin/wrk
 NGINX := /usr/sbin/nginx
 $(CHROMIUM) $(WRK) $(NGINX):
 	apt-get install -y $(notdir $@) || (apt-get update && apt-get install -y $(notdir $@))
+# The exports' BibTeX is typeset by pdflatex and bibtex in the suite (TeX Live's base).
+PDFLATEX := /usr/bin/pdflatex
+TEXLIVE := texlive-latex-base texlive-latex-recommended
+$(PDFLATEX):
+	apt-get install -y --no-install-recommends $(TEXLIVE) || \
+	  (apt-get update && apt-get install -y --no-install-recommends $(TEXLIVE))
 
 # The checks that read the code without running it: lint and format, types
 # (mypy, configured in pyproject.toml), and no model change without its
@@ -95,7 +101,7 @@ PYTEST = DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest -n $(PYTEST_WORK
 check: lint
 	$(PYTEST) -m "not slow and not long"
 
-test: lint $(CHROMIUM) $(NGINX) $(WRK)
+test: lint $(CHROMIUM) $(NGINX) $(WRK) $(PDFLATEX)
 	# Tests marked long (faults timed over minutes) run in `make reliability`.
 	$(PYTEST) -m "not long" --durations=25
 	# The embedded default: the demo must also come up on a bare SQLite file,

@@ -3,6 +3,7 @@ parser: BibTeX, RIS and CSL-JSON of any list, streamed, at most EXPORT_MAX_PAPER
 
 import datetime
 import json
+import subprocess
 
 import bibtexparser
 import pybtex.database
@@ -307,3 +308,30 @@ def test_the_paper_page_cites_arxivs_doi(client, awkward):
     page = client.get(awkward[0].get_absolute_url()).content.decode()
 
     assert '<meta name="citation_doi" content="10.48550/arXiv.2503.00000">' in page
+
+
+@pytest.mark.slow
+def test_bibtex_of_awkward_titles_compiles_with_pdflatex_and_bibtex(client, awkward, tmp_path):
+    (tmp_path / "refs.bib").write_text(body(client.get("/export.bib")))
+    (tmp_path / "paper.tex").write_text(
+        "\\documentclass{article}\\usepackage{url}\\begin{document}\\nocite{*}"
+        "\\bibliographystyle{plain}\\bibliography{refs}\\end{document}\n"
+    )
+
+    def run(*command: str) -> str:
+        done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout[-2000:]
+        return done.stdout
+
+    latex = ("pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "paper")
+    run(*latex)
+    assert "error message" not in run("bibtex", "paper")
+    run(*latex)
+    log = run(*latex)
+
+    assert (tmp_path / "paper.pdf").exists()
+    assert "Citation" not in log or "undefined" not in log
+    bbl = (tmp_path / "paper.bbl").read_text()
+    # Every paper typeset, its percent sign printed rather than a comment.
+    assert bbl.count("\\bibitem") == len(AWKWARD_TITLES)
+    assert "100\\%" in bbl
