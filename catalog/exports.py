@@ -131,6 +131,59 @@ def csl_item(paper: Paper, *, key: str) -> dict[str, Any]:
     return item
 
 
+def scholarly_article(paper: Paper, *, url: str) -> dict[str, Any]:
+    """The paper as schema.org's ScholarlyArticle, the JSON-LD search engines and
+    scholarly crawlers read from its page."""
+    authors = []
+    for name in paper.author_list:
+        parsed = parse_name(name)
+        if parsed.literal:
+            authors.append({"@type": "Organization", "name": parsed.literal})
+        else:
+            person = {"@type": "Person", "name": _line(name), "givenName": parsed.given}
+            person["familyName"] = parsed.family_with_particle
+            authors.append(person)
+    title = plain(paper.title)
+    article: dict[str, Any] = {
+        "@context": "https://schema.org",
+        "@type": "ScholarlyArticle",
+        "name": title,
+        "headline": title if len(title) <= 110 else title[:109] + "…",
+        "author": authors,
+        "url": url,
+        "isAccessibleForFree": True,
+        "dateModified": paper.changed_at.isoformat(timespec="seconds"),
+    }
+    if paper.published_at:
+        article["datePublished"] = (
+            paper.published_at.strftime("%Y-%m")
+            if paper.published_precision == Paper.DatePrecision.MONTH
+            else paper.published_at.date().isoformat()
+        )
+    if paper.abstract:
+        article["abstract"] = plain(paper.abstract)
+    identifiers = []
+    if paper.arxiv_id:
+        article["sameAs"] = paper.abs_url
+        article["publisher"] = {
+            "@type": "Organization",
+            "name": "arXiv",
+            "url": "https://arxiv.org",
+        }
+        identifiers.append(
+            {"@type": "PropertyValue", "propertyID": "arXiv", "value": paper.arxiv_id}
+        )
+    if paper.citation_doi:
+        identifiers.append(
+            {"@type": "PropertyValue", "propertyID": "DOI", "value": paper.citation_doi}
+        )
+    if identifiers:
+        article["identifier"] = identifiers
+    if paper.journal_ref:
+        article["isPartOf"] = {"@type": "Periodical", "name": _line(paper.journal_ref)}
+    return article
+
+
 def csl_json_entries(papers: Iterable[Paper]) -> Iterator[str]:
     yield "["
     for number, paper in enumerate(papers):

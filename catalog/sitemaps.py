@@ -4,7 +4,10 @@ what a thousand do, and the OpenSearch description browsers add the site search 
 The index names one sitemap of the site's own lists (home, tags, categories)
 and one per block of PAPERS_PER_SITEMAP paper ids: block n is ids
 [n*size, (n+1)*size), read by primary-key range (never by OFFSET), streamed.
-Ids removed or hidden leave a block short, never shift the others.
+Ids removed or hidden leave a block short, never shift the others; a block
+past the highest visible id is not found. A paper's lastmod is its
+`changed_at`, the last change to anything its page shows (curators' edits,
+tags, summaries and code links included).
 """
 
 from collections.abc import Iterator
@@ -39,10 +42,15 @@ def _cacheable(response: R) -> R:
     return response
 
 
+def highest_visible_id() -> int | None:
+    highest: int | None = Paper.objects.visible().aggregate(highest=Max("pk"))["highest"]
+    return highest
+
+
 @safe_methods
 def sitemap_index(request: HttpRequest) -> HttpResponse:
     """The list of sitemaps: one query, the highest visible paper id."""
-    highest = Paper.objects.visible().aggregate(highest=Max("pk"))["highest"]
+    highest = highest_visible_id()
     blocks = 0 if highest is None else highest // PAPERS_PER_SITEMAP + 1
     root = _root(request)
     locations = [reverse("sitemap-pages")] + [
@@ -79,15 +87,16 @@ def sitemap_pages(request: HttpRequest) -> HttpResponse:
 
 @safe_methods
 def sitemap_papers(request: HttpRequest, block: int) -> StreamingHttpResponse:
-    """The visible papers with ids in the block, by id, each with its last arXiv date."""
-    if block > MAX_BLOCK:
-        raise Http404("No such sitemap.")
+    """The visible papers with ids in the block, by id, each with when its page last changed."""
+    highest = highest_visible_id()
+    if block > MAX_BLOCK or highest is None or block > highest // PAPERS_PER_SITEMAP:
+        raise Http404("No such sitemap: the index at /sitemap.xml lists them.")
     start = block * PAPERS_PER_SITEMAP
     rows = (
         Paper.objects.visible()
         .filter(pk__gte=start, pk__lt=start + PAPERS_PER_SITEMAP)
         .order_by("pk")
-        .values_list("pk", "arxiv_id", "updated_at", "added_at")
+        .values_list("pk", "arxiv_id", "changed_at")
     )
     root = _root(request)
     # Reversed once, filled in per paper: a reverse() each is most of the time at 25,000.
@@ -96,12 +105,12 @@ def sitemap_papers(request: HttpRequest, block: int) -> StreamingHttpResponse:
 
     def lines() -> Iterator[str]:
         yield URLSET_OPEN
-        for pk, arxiv_id, updated_at, added_at in rows.iterator(chunk_size=2000):
+        for pk, arxiv_id, changed_at in rows.iterator(chunk_size=2000):
             if arxiv_id:
                 location = by_arxiv_id.replace("ARXIV_ID", iri_to_uri(arxiv_id))
             else:
                 location = by_pk.replace("/0/", f"/{pk}/")
-            yield _url(location, (updated_at or added_at).date().isoformat())
+            yield _url(location, changed_at.isoformat(timespec="seconds"))
         yield "</urlset>\n"
 
     return _cacheable(StreamingHttpResponse(lines(), content_type=XML))

@@ -1,6 +1,8 @@
 """What tools read from the site: citation_* tags (Zotero, Google Scholar),
 OpenGraph and Twitter cards, the sitemap, robots.txt and the OpenSearch description."""
 
+import datetime
+import json
 from html.parser import HTMLParser
 
 import pytest
@@ -129,7 +131,8 @@ def test_the_sitemap_index_names_a_sitemap_per_block_of_ids(client, monkeypatch)
         with CaptureQueriesContext(connection) as queries:
             response = client.get(location.removeprefix("http://testserver"))
             urlset = etree.fromstring(b"".join(response.streaming_content))
-        assert len(queries) == 1
+        # The highest visible id (is the block within it?), then the block's papers.
+        assert len(queries) == 2
         found += [url.find(f"{SITEMAP}loc").text for url in urlset]
     assert f"http://testserver{papers[0].get_absolute_url()}" in found
     assert f"http://testserver/p/{no_id.pk}/" in found
@@ -142,6 +145,58 @@ def test_the_sitemap_index_names_a_sitemap_per_block_of_ids(client, monkeypatch)
     assert "http://testserver/categories/cs.AI/" in page_locations
 
 
-def test_a_sitemap_past_any_id_is_empty_or_not_there(client):
-    assert client.get("/sitemap-papers-999999.xml").status_code == 200
+def test_a_sitemap_past_the_highest_id_is_not_there(client, monkeypatch):
+    monkeypatch.setattr(sitemaps, "PAPERS_PER_SITEMAP", 2)
+    assert client.get("/sitemap-papers-0.xml").status_code == 404  # no paper yet
+    highest = max(PaperFactory().pk for _ in range(3))
+
+    assert client.get(f"/sitemap-papers-{highest // 2}.xml").status_code == 200
+    assert client.get(f"/sitemap-papers-{highest // 2 + 1}.xml").status_code == 404
     assert client.get(f"/sitemap-papers-{10**30}.xml").status_code == 404
+
+
+def test_a_papers_lastmod_is_the_last_change_to_its_page(client, monkeypatch):
+    paper = PaperFactory(updated_at=datetime.datetime(2020, 1, 2, tzinfo=datetime.UTC))
+    paper.tags.add(TagFactory())  # a curator's edit, years after arXiv's last version
+    paper.refresh_from_db()
+    block = paper.pk // sitemaps.PAPERS_PER_SITEMAP
+
+    response = client.get(f"/sitemap-papers-{block}.xml")
+    urlset = etree.fromstring(b"".join(response.streaming_content))
+    lastmod = {url.find(f"{SITEMAP}loc").text: url.find(f"{SITEMAP}lastmod").text for url in urlset}
+
+    assert lastmod[f"http://testserver{paper.get_absolute_url()}"] == paper.changed_at.isoformat(
+        timespec="seconds"
+    )
+
+
+def test_the_paper_page_describes_the_paper_in_json_ld(client):
+    paper = PaperFactory(
+        arxiv_id="2503.00007",
+        title="Escaping </script><b>x</b> & $\\alpha$",
+        authors=["Jean-Pierre van der Berg", "ATLAS Collaboration"],
+        published_at=datetime.datetime(2025, 3, 4, tzinfo=datetime.UTC),
+    )
+    page = client.get(paper.get_absolute_url()).content.decode()
+
+    block = page.split('<script type="application/ld+json">', 1)[1].split("</script>", 1)[0]
+    article = json.loads(block)
+    assert "</script><b>" not in block  # escaped: the title cannot end the element
+    assert article["@type"] == "ScholarlyArticle"
+    assert article["name"] == "Escaping </script><b>x</b> & \N{GREEK SMALL LETTER ALPHA}"
+    assert article["author"] == [
+        {
+            "@type": "Person",
+            "name": "Jean-Pierre van der Berg",
+            "givenName": "Jean-Pierre",
+            "familyName": "van der Berg",
+        },
+        {"@type": "Organization", "name": "ATLAS Collaboration"},
+    ]
+    assert article["datePublished"] == "2025-03-04"
+    assert {
+        "@type": "PropertyValue",
+        "propertyID": "DOI",
+        "value": "10.48550/arXiv.2503.00007",
+    } in (article["identifier"])
+    assert article["url"] == f"http://testserver{paper.get_absolute_url()}"

@@ -1,13 +1,16 @@
 import dataclasses
+import json
 from functools import cache
 
 from django import template
 from django.core.files.storage import default_storage
 from django.template.loader import render_to_string
 from django.utils import translation
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from catalog import cards, filters, highlight, page_cache
+from catalog.exports import scholarly_article
 from catalog.latex import latex_to_html, latex_to_text
 from catalog.models import Category, Paper, Tag
 from catalog.models import tag_label as label_of_tag
@@ -16,6 +19,8 @@ from catalog.trending import WINDOWS
 from core.fragments import Fragments, digest, template_digest
 
 register = template.Library()
+# What Django's json_script escapes: nothing in the data can end the element.
+JSON_SCRIPT_ESCAPES = {ord(">"): "\\u003E", ord("<"): "\\u003C", ord("&"): "\\u0026"}
 
 
 @register.filter
@@ -91,6 +96,15 @@ def language_label(code: str) -> str:
         return name
     except KeyError:
         return code
+
+
+@register.simple_tag
+def paper_json_ld(paper: Paper, url: str) -> SafeString:
+    """The paper's schema.org description as a JSON-LD block; `<`, `>` and `&`
+    escaped as json_script does, so no text in it can close the element."""
+    data = json.dumps(scholarly_article(paper, url=url), ensure_ascii=False)
+    escaped = data.translate(JSON_SCRIPT_ESCAPES)
+    return format_html('<script type="application/ld+json">{}</script>', mark_safe(escaped))  # noqa: S308
 
 
 @register.simple_tag(takes_context=True)
