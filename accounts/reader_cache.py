@@ -29,7 +29,6 @@ from django.db import transaction
 from accounts import selectors
 from catalog.cache import bump_version, catalog_cache, current_version
 
-
 # What the ids hold, in the entry's key: entries stored by code whose ids held
 # other things (a deploy that added upvoted papers) are never read.
 IDS_SHAPE = hashlib.sha256(
