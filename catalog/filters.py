@@ -163,7 +163,7 @@ class PaperFilter(django_filters.FilterSet):
         choices=TRENDING_WINDOWS,
         method="filter_noop",
         empty_label=None,
-        label=_("Trending over"),
+        label=_("Ranked over"),
     )
 
     # Set by qs: a relevance sort ranks only the newest matches.
