@@ -168,6 +168,30 @@ class SavedPaper(models.Model):
         return f"{self.user}: {self.paper_id}"
 
 
+class Upvote(models.Model):
+    """A reader upvoted a paper: one row per reader and paper, deleted when
+    they take it back. Only some count towards the paper's counts (accounts.votes)."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="upvotes"
+    )
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="upvotes")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "paper"], name="upvote_once"),
+        ]
+        indexes = [
+            # A paper's votes are counted per window (accounts.votes).
+            models.Index(fields=["paper", "created_at"], name="upvote_paper_created"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.paper_id}"
+
+
 def reader_name(user: User) -> str:
     """How the site names a reader to them: the address they signed up with."""
     return user.email or user.get_username()

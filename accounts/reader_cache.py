@@ -18,6 +18,7 @@ feed's query plan: an entry keeps it until the reader changes something or
 the entry expires.
 """
 
+import hashlib
 from collections.abc import Callable
 from functools import partial
 
@@ -28,9 +29,15 @@ from django.db import transaction
 from accounts import selectors
 from catalog.cache import bump_version, catalog_cache, current_version
 
+# What the ids hold, in the entry's key: entries stored by code whose ids held
+# other things (a deploy that added upvoted papers) are never read.
+IDS_SHAPE = hashlib.sha256(
+    " ".join(sorted(selectors.ReaderIds.__annotations__)).encode()
+).hexdigest()[:8]
+
 
 def _keys(user_id: int) -> tuple[str, str]:
-    return f"reader:{user_id}:version", f"reader:{user_id}"
+    return f"reader:{user_id}:version", f"reader:{user_id}:{IDS_SHAPE}"
 
 
 def cached_reader(*, user_id: int, load: Callable[[], User | None]) -> User | None:

@@ -1,5 +1,5 @@
 """The reader's own parts of a page (catalog.page_cache.ReaderParts): save
-toggles, follow chips and subscribe buttons, the account menu and, on For
+and upvote toggles, follow chips and subscribe buttons, the account menu and, on For
 you, why a paper is there and the button that drops it.
 
 `reader_parts` is the factory settings.READER_PARTS names: the catalog asks
@@ -54,6 +54,7 @@ class AccountReaderParts:
 
     # Neither an address, a token nor the escaped `next` path can hold a NUL.
     STAND_IN = "\x00action\x00"
+    COUNT_STAND_IN = "\x00count\x00"
     CSRF_STAND_IN = "\x00csrf\x00"
     NEXT_STAND_IN = "\x00next\x00"
 
@@ -63,12 +64,14 @@ class AccountReaderParts:
         request: HttpRequest,
         saved_paper_ids: "frozenset[int] | SimpleLazyObject[frozenset[int]]",
         subscribed: "ReaderState | SimpleLazyObject[ReaderState]",
+        upvoted_paper_ids: "frozenset[int] | SimpleLazyObject[frozenset[int]]" = frozenset(),
     ) -> None:
         self.request = request
         # Error pages can be rendered before authentication has run (a request
         # with a foreign Host is refused by the first middleware): no reader then.
         self.user: User | AnonymousUser = getattr(request, "user", None) or AnonymousUser()
         self.saved_paper_ids = saved_paper_ids
+        self.upvoted_paper_ids = upvoted_paper_ids
         self.subscribed = subscribed
         # By variant (see _render), or by name for the parts with a single one.
         self.rendered: dict[tuple[object, ...] | str, str] = {}
@@ -78,6 +81,11 @@ class AccountReaderParts:
     def csrf_token(self) -> str:
         # One masked token for the page's forms: masking draws 32 random characters.
         return get_token(self.request)
+
+    @cached_property
+    def log_in_address(self) -> str:
+        # An anonymous reader's upvote toggles all lead to log in and back here.
+        return conditional_escape(toggles.log_in_to_upvote_url(self.request))
 
     def _render(
         self, template: str, values: Callable[[], dict[str, Any]], *, variant: tuple[object, ...]
@@ -129,6 +137,29 @@ class AccountReaderParts:
         return self.rendered[key].replace(
             self.STAND_IN, self._address(f"accounts:paper-{action}", paper_id)
         )
+
+    def upvote_toggle(self, paper_id: int, count: int) -> str:
+        is_upvoted = paper_id in self.upvoted_paper_ids
+        key = ("upvote", is_upvoted)
+        if key not in self.rendered:
+            self.rendered[key] = self._render(
+                toggles.UPVOTE_TEMPLATE,
+                lambda: {
+                    **toggles.upvote_context(
+                        request=self.request, paper_id=paper_id, is_upvoted=is_upvoted, count=0
+                    ),
+                    "action_url": self.STAND_IN,
+                    "count": self.COUNT_STAND_IN,
+                },
+                variant=key,
+            )
+        if self.user.is_authenticated:
+            action = "take-back" if is_upvoted else "upvote"
+            address = self._address(f"accounts:paper-{action}", paper_id)
+        else:
+            address = self.log_in_address
+        html = self.rendered[key].replace(self.COUNT_STAND_IN, str(count))
+        return html.replace(self.STAND_IN, address)
 
     def subscribe_toggle(self, target: Tag | Category, look: str = "button") -> str:
         kind = "tag" if isinstance(target, Tag) else "category"
@@ -186,7 +217,10 @@ def reader_parts(request: HttpRequest) -> AccountReaderParts:
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return AccountReaderParts(
-            request=request, subscribed=ReaderState(), saved_paper_ids=frozenset()
+            request=request,
+            subscribed=ReaderState(),
+            saved_paper_ids=frozenset(),
+            upvoted_paper_ids=frozenset(),
         )
     ids = SimpleLazyObject(lambda: selectors.reader_ids(user=user))
     return AccountReaderParts(
@@ -195,4 +229,5 @@ def reader_parts(request: HttpRequest) -> AccountReaderParts:
             lambda: ReaderState(tag_ids=ids["tag_ids"], category_ids=ids["category_ids"])
         ),
         saved_paper_ids=SimpleLazyObject(lambda: ids["saved_paper_ids"]),
+        upvoted_paper_ids=SimpleLazyObject(lambda: ids["upvoted_paper_ids"]),
     )

@@ -38,6 +38,7 @@ from accounts.models import (
     RecommendationSent,
     SavedPaper,
     Subscription,
+    Upvote,
     hash_api_token,
 )
 from catalog.counts import papers_of
@@ -69,6 +70,7 @@ class ReaderIds(TypedDict):
     tag_ids: frozenset[int]
     category_ids: frozenset[int]
     saved_paper_ids: frozenset[int]
+    upvoted_paper_ids: frozenset[int]
     # The papers of the followed tags and categories, counted once per link.
     followed_papers: int
 
@@ -102,7 +104,12 @@ def _read_reader_ids(user: User) -> ReaderIds:
     with connections[alias].cursor() as cursor:
         cursor.execute(sql, [user.pk if value == ANY_READER else value for value in params])
         rows = cursor.fetchall()
-    ids: dict[str, set[int]] = {"tag_ids": set(), "category_ids": set(), "saved_paper_ids": set()}
+    ids: dict[str, set[int]] = {
+        "tag_ids": set(),
+        "category_ids": set(),
+        "saved_paper_ids": set(),
+        "upvoted_paper_ids": set(),
+    }
     followed_papers = 0
     for kind, pk, papers in rows:
         ids[kind].add(pk)
@@ -111,6 +118,7 @@ def _read_reader_ids(user: User) -> ReaderIds:
         tag_ids=frozenset(ids["tag_ids"]),
         category_ids=frozenset(ids["category_ids"]),
         saved_paper_ids=frozenset(ids["saved_paper_ids"]),
+        upvoted_paper_ids=frozenset(ids["upvoted_paper_ids"]),
         followed_papers=followed_papers,
     )
 
@@ -135,7 +143,12 @@ def _reader_ids_sql(alias: str) -> tuple[str, tuple[Any, ...]]:
         .order_by()
         .values_list(Value("saved_paper_ids"), "paper_id", Value(0))
     )
-    query = subscriptions.union(saved, all=True).query
+    upvoted = (
+        Upvote.objects.filter(user_id=ANY_READER)
+        .order_by()
+        .values_list(Value("upvoted_paper_ids"), "paper_id", Value(0))
+    )
+    query = subscriptions.union(saved, upvoted, all=True).query
     sql: tuple[str, tuple[Any, ...]] = query.get_compiler(using=alias).as_sql()
     return sql
 
@@ -231,6 +244,16 @@ def feed_visit_changed(
 
 def saved_papers(*, user: User) -> QuerySet[Paper]:
     return Paper.objects.visible().filter(saved_by__user=user)
+
+
+def upvoted_papers(*, user: User) -> QuerySet[Paper]:
+    """The visible papers the reader upvoted, the latest vote first."""
+    return (
+        Paper.objects.visible()
+        .filter(upvotes__user=user)
+        .annotate(upvoted_on=F("upvotes__created_at"))
+        .order_by("-upvoted_on", "-pk")
+    )
 
 
 class Because(TypedDict):

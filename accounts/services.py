@@ -1,4 +1,4 @@
-"""Writes for readers: subscriptions, saved papers, settings and digests."""
+"""Writes for readers: subscriptions, saved papers, upvotes, settings and digests."""
 
 import datetime
 import logging
@@ -15,7 +15,7 @@ from django.db.models import Exists, F, OuterRef, Q
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
-from accounts import emails, selectors
+from accounts import emails, selectors, votes
 from accounts.models import (
     API_TOKEN_PREFIX,
     RECOMMENDATIONS_LOST_AFTER,
@@ -24,6 +24,7 @@ from accounts.models import (
     RecommendationSent,
     SavedPaper,
     Subscription,
+    Upvote,
     hash_api_token,
     new_feed_token,
 )
@@ -79,6 +80,35 @@ def unsave_paper(*, user: User, paper: Paper) -> None:
     # keeping then, and unsaving and saving again must not count as fresh interest.
     SavedPaper.objects.filter(user=user, paper=paper).delete()
     selectors.forget_reader_ids(user=user)
+
+
+def upvote(*, user: User, paper: Paper) -> Paper:
+    """The reader upvotes the paper (again: nothing changes); the paper comes
+    back with its counts as they now stand."""
+    return _change_vote(user=user, paper=paper, upvoted=True)
+
+
+def take_back_upvote(*, user: User, paper: Paper) -> Paper:
+    """The reader takes their upvote back (none: nothing changes)."""
+    return _change_vote(user=user, paper=paper, upvoted=False)
+
+
+def _change_vote(*, user: User, paper: Paper, upvoted: bool) -> Paper:
+    with transaction.atomic():
+        # Votes on one paper take turns: each recount then sees the one before.
+        locked = Paper.objects.select_for_update().get(pk=paper.pk)
+        if upvoted:
+            _, changed = Upvote.objects.get_or_create(user=user, paper=locked)
+        else:
+            changed = bool(Upvote.objects.filter(user=user, paper=locked).delete()[0])
+        if changed:
+            votes.recount_paper(paper=locked)
+    selectors.forget_reader_ids(user=user)
+    if upvoted:
+        # As with saves, the first upvote's signal stands: taking it back and
+        # upvoting again is no fresh interest.
+        trending.record_signal(paper_id=paper.pk, reader_id=user.pk, kind=ReaderSignal.Kind.UPVOTE)
+    return locked
 
 
 def record_feed_click(*, user: User, paper: Paper) -> None:

@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 
 from accounts import services
 from accounts.middleware import READER_LANGUAGE_SESSION_KEY
-from accounts.models import Profile, SavedPaper, Subscription
+from accounts.models import Profile, SavedPaper, Subscription, Upvote
 from accounts.reader_cache import reader_changed
 from accounts.tasks import refresh_recommendations
 from catalog.changes import catalog_changed
@@ -64,8 +64,11 @@ def forget_cached_user(sender: type[User], instance: User, **kwargs: Any) -> Non
 
 @receiver([post_save, post_delete], sender=Subscription)
 @receiver([post_save, post_delete], sender=SavedPaper)
+@receiver([post_save, post_delete], sender=Upvote)
 def forget_cached_reader_ids(
-    sender: type[Subscription | SavedPaper], instance: Subscription | SavedPaper, **kwargs: Any
+    sender: type[Subscription | SavedPaper | Upvote],
+    instance: Subscription | SavedPaper | Upvote,
+    **kwargs: Any,
 ) -> None:
     reader_changed(user_id=instance.user_id)
 

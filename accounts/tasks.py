@@ -5,7 +5,7 @@ from typing import Any
 
 from celery import Task, shared_task
 
-from accounts import services
+from accounts import services, votes
 from core.claims import claimed
 
 logger = logging.getLogger(__name__)
@@ -39,3 +39,10 @@ def refresh_recommendations(
             return {"skipped": "running elsewhere"}
         run = services.refresh_recommendations()
     return {"readers": run.readers, "rows": run.rows, "seconds": round(run.seconds, 1)}
+
+
+@shared_task(soft_time_limit=240, time_limit=270)
+def refresh_vote_counts() -> int:
+    # Scheduled every five minutes (config/schedule.py), like trending; a run
+    # later than that would only overlap the next.
+    return votes.refresh_vote_counts()

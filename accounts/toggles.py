@@ -1,4 +1,4 @@
-"""Two toggles: saving a paper and subscribing to a tag or category.
+"""Three toggles: saving a paper, upvoting it and subscribing to a tag or category.
 
 Each toggle is one template (accounts/toggles/) rendered in place on a page
 (accounts.reader_parts) and, after a change, alone as the HTMX swap; both get
@@ -9,10 +9,12 @@ from typing import Any
 
 from django.http import HttpRequest
 from django.urls import reverse
+from django.utils.http import urlencode
 
 from catalog.models import Category, Tag
 
 SAVE_TEMPLATE = "accounts/toggles/save.html"
+UPVOTE_TEMPLATE = "accounts/toggles/upvote.html"
 SUBSCRIBE_TEMPLATE = "accounts/toggles/subscribe.html"
 # "button" on a tag's or category's own page, "chip" beside a tag on a paper.
 SUBSCRIBE_LOOKS = ("button", "chip")
@@ -30,6 +32,23 @@ def save_context(*, request: HttpRequest, paper_id: int, is_saved: bool) -> dict
         "next": next_path(request),
         "action_url": reverse(f"accounts:paper-{action}", args=[paper_id]),
     }
+
+
+def upvote_context(
+    *, request: HttpRequest, paper_id: int, is_upvoted: bool, count: int
+) -> dict[str, Any]:
+    action = "take-back" if is_upvoted else "upvote"
+    return {
+        "is_on": is_upvoted,
+        "count": count,
+        "next": next_path(request),
+        "action_url": reverse(f"accounts:paper-{action}", args=[paper_id]),
+    }
+
+
+def log_in_to_upvote_url(request: HttpRequest) -> str:
+    """Where an anonymous reader's upvote toggle leads: log in, then back to this page."""
+    return f"{reverse('account_login')}?{urlencode({'next': next_path(request)})}"
 
 
 def subscribe_context(

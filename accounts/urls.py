@@ -17,6 +17,18 @@ urlpatterns = [
     path("saved/<int:paper_id>/save/", views.change_saved, {"save": True}, name="paper-save"),
     path("saved/<int:paper_id>/unsave/", views.change_saved, {"save": False}, name="paper-unsave"),
     path(
+        "upvotes/<int:paper_id>/upvote/",
+        views.change_upvote,
+        {"upvoted": True},
+        name="paper-upvote",
+    ),
+    path(
+        "upvotes/<int:paper_id>/take-back/",
+        views.change_upvote,
+        {"upvoted": False},
+        name="paper-take-back",
+    ),
+    path(
         "tags/<slug:key>/subscribe/",
         views.change_subscription,
         {"kind": "tag", "subscribe": True},

@@ -23,7 +23,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts import selectors, services, toggles
+from accounts import selectors, services, toggles, votes
 from accounts.forms import ApiTokenForm, DigestSettingsForm, PublicProfileForm
 from accounts.middleware import READER_LANGUAGE_SESSION_KEY
 from accounts.tasks import refresh_recommendations
@@ -106,6 +106,30 @@ def change_saved(request: HttpRequest, paper_id: int, save: bool) -> HttpRespons
         request,
         template=toggles.SAVE_TEMPLATE,
         context=toggles.save_context(request=request, paper_id=paper.pk, is_saved=save),
+        fallback_url=paper.get_absolute_url(),
+    )
+
+
+@require_POST
+def change_upvote(request: HttpRequest, paper_id: int, upvoted: bool) -> HttpResponse:
+    paper = selectors.visible_paper(paper_id=paper_id)
+    if not request.user.is_authenticated:
+        return redirect_to_login(paper.get_absolute_url())
+    wait = votes.retry_after(request, user=request.user)
+    if wait is not None:
+        response = render(request, "accounts/upvotes_limited.html", {"wait": wait}, status=429)
+        response["Retry-After"] = str(wait)
+        return response
+    if upvoted:
+        paper = services.upvote(user=request.user, paper=paper)
+    else:
+        paper = services.take_back_upvote(user=request.user, paper=paper)
+    return _toggle_response(
+        request,
+        template=toggles.UPVOTE_TEMPLATE,
+        context=toggles.upvote_context(
+            request=request, paper_id=paper.pk, is_upvoted=upvoted, count=paper.upvote_count
+        ),
         fallback_url=paper.get_absolute_url(),
     )
 

@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 
 DESCRIPTION = """\
 The catalog's papers, tags and categories, and with a token a reader's own feed,
-saved papers and subscriptions.
+saved papers, subscriptions and upvotes (`PUT`/`DELETE /papers/{ref}/upvote`).
 
 - Lists take the list page's filters (`q`, `tag`, `category`, `period`, `from`,
   `to`, `has_code`, `sort`) and are paged by `cursor`: pass each page's
@@ -158,5 +158,6 @@ def server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
     raise exc
 
 
+api.add_router("", personal.papers_router)
 api.add_router("", public.router)
 api.add_router("/me", personal.router)

@@ -1,6 +1,7 @@
-"""A reader's own lists, with their API token: the feed, saved papers, subscriptions.
+"""A reader's own lists, with their API token: the feed, saved papers, subscriptions;
+and their upvotes, under the papers.
 
-Writes go through accounts.services, as the site's save and subscribe buttons do.
+Writes go through accounts.services, as the site's save, upvote and subscribe buttons do.
 """
 
 from typing import Any
@@ -9,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Query, Router
 
-from accounts import selectors, services
+from accounts import selectors, services, votes
 from api import auth, schemas
 from api.http import keep_private
 from api.public import ERRORS, Paging, list_answer
@@ -18,6 +19,9 @@ from api.schemas import PaperFilters
 from catalog.models import Category, Paper, Tag
 
 router = Router(auth=auth.ReaderToken(), tags=["me"])
+# A reader's upvote of a paper, under /papers/ (added before the public
+# router, whose /papers/{ref} would otherwise take these addresses).
+papers_router = Router(auth=auth.ReaderToken(), tags=["me"])
 
 WRITE_ERRORS = {**ERRORS, 404: schemas.Error}
 
@@ -124,3 +128,36 @@ def subscribe_category(request: HttpRequest, code: str) -> dict[str, Any]:
 def unsubscribe_category(request: HttpRequest, code: str) -> dict[str, Any]:
     """Stop following a category."""
     return change(request, category_named(code), subscribe=False)
+
+
+def change_vote(request: HttpRequest, ref: str, *, upvoted: bool) -> dict[str, Any]:
+    paper = paper_by_ref(ref, papers=Paper.objects.visible())
+    user = auth.reader_of(request)
+    wait = votes.retry_after(request, user=user)
+    if wait is not None:
+        raise auth.RateLimited(retry_after=wait)
+    if upvoted:
+        paper = services.upvote(user=user, paper=paper)
+    else:
+        paper = services.take_back_upvote(user=user, paper=paper)
+    return {
+        "id": paper.pk,
+        "arxiv_id": paper.arxiv_id,
+        "upvoted": upvoted,
+        "upvotes": paper.upvote_count,
+    }
+
+
+@papers_router.put("/papers/{path:ref}/upvote", response={200: schemas.UpvoteState, **WRITE_ERRORS})
+def upvote(request: HttpRequest, ref: str) -> dict[str, Any]:
+    """Upvote a paper (by arXiv id or stable id); upvoting it again changes nothing.
+    Limited per reader (VOTE_RATE_LIMIT), on the site and here together."""
+    return change_vote(request, ref, upvoted=True)
+
+
+@papers_router.delete(
+    "/papers/{path:ref}/upvote", response={200: schemas.UpvoteState, **WRITE_ERRORS}
+)
+def take_back_upvote(request: HttpRequest, ref: str) -> dict[str, Any]:
+    """Take back the reader's upvote of a paper; without one, nothing changes."""
+    return change_vote(request, ref, upvoted=False)

@@ -23,8 +23,9 @@ LIST_PARAMETER_DESCRIPTIONS = {
     "has_code": "1: only papers with code.",
     "sort": "newest first (the default); relevance ranks the newest matches of `q` by"
     " relevance; trending ranks by readers' recent saves, suggestions and clicks over"
-    " `window`, then newest first.",
-    "window": "The period trending ranks over (with sort=trending); 7d when not given.",
+    " `window`, then newest first; votes ranks by upvotes over `window`, then newest first.",
+    "window": "The period trending or votes ranks over (with sort=trending or sort=votes);"
+    " 7d when not given.",
 }
 
 
@@ -135,6 +136,10 @@ class PaperItem(Schema):
     abs_url: str | None
     pdf_url: str | None
     official_code_url: str | None
+    upvotes: int = Field(
+        description="Readers' upvotes that count: from accounts at least a day old with a"
+        " confirmed address."
+    )
 
 
 class PaperPage(Schema):
@@ -204,6 +209,13 @@ class SavedState(Schema):
     id: int
     arxiv_id: str | None
     saved: bool
+
+
+class UpvoteState(Schema):
+    id: int
+    arxiv_id: str | None
+    upvoted: bool
+    upvotes: int = Field(description="The paper's upvotes that count, after this change.")
 
 
 class Subscriptions(Schema):

@@ -40,6 +40,7 @@ def paper_item(
         "abs_url": paper.abs_url or None,
         "pdf_url": paper.pdf_url or None,
         "official_code_url": getattr(paper, "official_code_url", None),
+        "upvotes": paper.upvote_count,
     }
 
 

@@ -24,6 +24,7 @@ from django.utils.http import urlencode
 
 VERSION_KEY = "catalog:version"
 TRENDING_VERSION_KEY = "catalog:trending-version"
+VOTES_VERSION_KEY = "catalog:votes-version"
 
 T = TypeVar("T")
 
@@ -72,6 +73,17 @@ def bump_trending_version() -> None:
     """Make pages sorted by trending stale (after the scores' refresh has committed);
     other pages, which do not show the scores, are kept."""
     catalog_cache().set(TRENDING_VERSION_KEY, _first_version(), timeout=None)
+
+
+def votes_version() -> int:
+    """The upvote counts' version: pages sorted by votes are cached under it."""
+    version: int | None = catalog_cache().get(VOTES_VERSION_KEY)
+    return version or 0
+
+
+def bump_votes_version() -> None:
+    """Make pages sorted by votes stale (after a vote or a recount has committed)."""
+    catalog_cache().set(VOTES_VERSION_KEY, _first_version(), timeout=None)
 
 
 def _first_version() -> int:

@@ -9,7 +9,7 @@ catalog.changes), the options, and a digest of the template's source. A
 changed paper gets a new key, and nothing ever needs invalidating. What
 differs per reader is left as slots in the shared HTML, filled on every
 request: the "new" badge, and the reader's parts (catalog.page_cache.ReaderParts):
-the save toggle, each tag's follow chip and, on For you, why the paper is
+the upvote and save toggles, each tag's follow chip and, on For you, why the paper is
 there and the "not interested" button. Without Redis this works the same:
 each process keeps its own cards.
 """
@@ -75,6 +75,7 @@ def paper_card(
             '<span class="badge new">{}</span>', translation.gettext("New since your last visit")
         )
     html = html.replace(slot("new"), badge, 1).replace(slot("save"), parts.save_toggle(paper.pk), 1)
+    html = html.replace(slot("upvote"), parts.upvote_toggle(paper.pk, paper.upvote_count), 1)
     html = html.replace(slot("because"), parts.because(paper) if for_you else "", 1)
     html = html.replace(slot("dismiss"), parts.dismiss_button(paper) if for_you else "", 1)
     for tag in paper.tags.all():

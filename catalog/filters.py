@@ -48,6 +48,8 @@ TRENDING_WINDOWS = [
     ("7d", _("Last 7 days")),
     ("30d", _("Last 30 days")),
 ]
+# The upvote counts sort=votes ranks by, by window (the trending sort's windows).
+VOTE_COLUMNS = {"24h": "votes_24h", "7d": "votes_7d", "30d": "votes_30d"}
 MAX_QUERY_LENGTH = 300
 # Newest first in a form no index serves (listed_at moved by nothing): the
 # matches of a search are then read from its index and sorted.
@@ -150,17 +152,18 @@ class PaperFilter(django_filters.FilterSet):
             ("relevance", _("Best match")),
             ("newest", _("Newest first published")),
             ("trending", _("Trending")),
+            ("votes", _("Most upvoted")),
         ],
         method="filter_noop",
         empty_label=None,
         label=_("Sort"),
     )
-    # The trending sort's window; without one, the last 7 days.
+    # The trending and votes sorts' window; without one, the last 7 days.
     window = django_filters.ChoiceFilter(
         choices=TRENDING_WINDOWS,
         method="filter_noop",
         empty_label=None,
-        label=_("Trending over"),
+        label=_("Ranked over"),
     )
 
     # Set by qs: a relevance sort ranks only the newest matches.
@@ -326,6 +329,8 @@ class PaperFilter(django_filters.FilterSet):
             by_relevance = sort == "relevance" and self.form.cleaned_data.get("q", "").strip()
             if sort == "trending":
                 papers = papers.order_by(*ordering(self.trending_window))
+            elif sort == "votes":
+                papers = papers.order_by(*votes_ordering(self.trending_window))
             elif by_relevance:
                 # Rank only the newest matches: ranking reads every match's
                 # tsvector, seconds for a word in half the catalog.
@@ -349,6 +354,12 @@ class PaperFilter(django_filters.FilterSet):
             return NEWEST_FIRST
         few = estimated_count(papers.order_by().values("pk")) <= FEW_SEARCH_MATCHES
         return SORTED_NEWEST_FIRST if few else NEWEST_FIRST
+
+
+def votes_ordering(window: str) -> list[OrderBy]:
+    """The votes sort over a window: most counted upvotes first, then newest first
+    (an index on visible papers for each window, catalog.models.Paper)."""
+    return [F(VOTE_COLUMNS[window]).desc(), *NEWEST_FIRST]
 
 
 def default_sort(*, searched: bool) -> str:

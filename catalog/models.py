@@ -294,6 +294,17 @@ class Paper(Versioned):
             models.Index(
                 fields=["id"], name="paper_trending", condition=Q(trending_30d__isnull=False)
             ),
+            # Every public list by upvotes over a window, then newest first
+            # (sort=votes); the counts are never NULL.
+            *(
+                models.Index(
+                    F(column).desc(),
+                    *NEWEST_FIRST,
+                    name=f"paper_listed_{column}",
+                    condition=VISIBLE,
+                )
+                for column in ("votes_24h", "votes_7d", "votes_30d")
+            ),
             models.Index(fields=["added_at"], name="paper_added_at"),
             # A day's papers, the days next to it and a month's counts (editions).
             models.Index(

@@ -5,11 +5,16 @@ A page is stored once for anonymous readers and once for every logged-in
 reader of a language to share. The shared one is rendered with
 `SharedPageSlots` standing in for the reader, which leaves each of their parts
 (the ReaderParts: save toggles, follow chips, subscribe buttons, the account
-menu) as a slot; each reader gets it with their own parts in the slots
+menu, upvote toggles) as a slot; each reader gets it with their own parts in the slots
 (fill_slots). The parts come from the accounts app, which the catalog does
 not import: settings.READER_PARTS names the factory that makes them for a
 request, and the catalog calls it once a request (reader_parts). Templates
 get them from the context processor `template_reader_parts`.
+
+Upvote toggles show counts that change with every vote, which move no
+catalog version: every stored page, anonymous readers' too, leaves them as
+slots, filled on the way out with counts read for the page's papers at once
+(upvote_counts), kept for a few seconds.
 """
 
 import functools
@@ -34,6 +39,7 @@ from catalog.cache import (
     catalog_cache,
     catalog_version,
     trending_version,
+    votes_version,
 )
 from catalog.models import Category, Paper, Tag
 
@@ -42,7 +48,11 @@ CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 # A slot is an HTML comment the escaped paper text cannot contain.
 SLOT = "<!--slot:{}-->"
 # A page's slots, as SharedPageSlots leaves them: the part and what names its object.
-PAGE_SLOT = re.compile(r"<!--slot:(save|subscribe|account)(?::([^>]*))?-->")
+PAGE_SLOT = re.compile(r"<!--slot:(save|upvote|subscribe|account)(?::([^>]*))?-->")
+UPVOTE_SLOT = re.compile(r"<!--slot:upvote:(\d+)-->")
+# A page's upvote counts are read again after this long (or at once after a
+# vote: forget_upvote_counts), so others' votes show within seconds.
+UPVOTE_COUNT_SECONDS = 5
 # What a slot names, by the slot's name: a tag's name and slug, a category's code and name.
 Targets = dict[str, tuple[str, str]]
 View = Callable[..., HttpResponse]
@@ -52,6 +62,9 @@ class ReaderParts(Protocol):
     """The reader's own parts of a page, as HTML."""
 
     def save_toggle(self, paper_id: int) -> str: ...
+
+    # The paper's counted upvotes (Paper.upvote_count) and the reader's own.
+    def upvote_toggle(self, paper_id: int, count: int) -> str: ...
 
     def follow_chip(self, tag: Tag) -> str: ...
 
@@ -82,6 +95,9 @@ class SharedPageSlots:
     def save_toggle(self, paper_id: int) -> str:
         return slot("save", paper_id)
 
+    def upvote_toggle(self, paper_id: int, count: int) -> str:
+        return slot("upvote", paper_id)
+
     def follow_chip(self, tag: Tag) -> str:
         return self.subscribe_toggle(tag, "chip")
 
@@ -103,9 +119,66 @@ class SharedPageSlots:
         raise TypeError("For-you pages are the reader's own, never shared.")
 
 
+class OpenCounts:
+    """Stands in for an anonymous reader while a page to store for every
+    anonymous reader is rendered: their parts, but upvote toggles left as slots."""
+
+    def __init__(self, parts: ReaderParts) -> None:
+        self.parts = parts
+
+    def save_toggle(self, paper_id: int) -> str:
+        return self.parts.save_toggle(paper_id)
+
+    def upvote_toggle(self, paper_id: int, count: int) -> str:
+        return slot("upvote", paper_id)
+
+    def follow_chip(self, tag: Tag) -> str:
+        return self.parts.follow_chip(tag)
+
+    def subscribe_toggle(self, target: Tag | Category, look: str = "button") -> str:
+        return self.parts.subscribe_toggle(target, look)
+
+    def account_menu(self) -> str:
+        return self.parts.account_menu()
+
+    def because(self, paper: Paper) -> str:
+        raise TypeError("For-you pages are the reader's own, never shared.")
+
+    def dismiss_button(self, paper: Paper) -> str:
+        raise TypeError("For-you pages are the reader's own, never shared.")
+
+
+def _count_key(paper_id: int) -> str:
+    return f"catalog:upvotes:{paper_id}"
+
+
+def upvote_counts(paper_ids: Iterable[int]) -> dict[int, int]:
+    """The papers' counted upvotes: from the cache, and those it lacks in one query."""
+    keys = {paper_id: _count_key(paper_id) for paper_id in set(paper_ids)}
+    if not keys:
+        return {}
+    cache = catalog_cache()
+    found = cache.get_many(keys.values())
+    counts = {paper_id: found[key] for paper_id, key in keys.items() if key in found}
+    missing = [paper_id for paper_id in keys if paper_id not in counts]
+    if missing:
+        read = dict(Paper.objects.filter(pk__in=missing).values_list("pk", "upvote_count"))
+        cache.set_many(
+            {keys[paper_id]: count for paper_id, count in read.items()}, UPVOTE_COUNT_SECONDS
+        )
+        counts.update(read)
+    return counts
+
+
+def forget_upvote_counts(paper_ids: Iterable[int]) -> None:
+    """After votes changed the papers' counts (and committed): read them again."""
+    catalog_cache().delete_many([_count_key(paper_id) for paper_id in paper_ids])
+
+
 def fill_slots(html: str, *, parts: ReaderParts, targets: Targets) -> str:
-    """A page SharedPageSlots left open, with this reader's parts in its slots."""
+    """A page SharedPageSlots (or OpenCounts) left open, with this reader's parts in its slots."""
     filled: dict[str, str] = {}
+    counts = upvote_counts(int(paper_id) for paper_id in UPVOTE_SLOT.findall(html))
 
     def part(match: re.Match[str]) -> str:
         marker = match.group(0)
@@ -113,6 +186,9 @@ def fill_slots(html: str, *, parts: ReaderParts, targets: Targets) -> str:
             kind, key = match.group(1), match.group(2)
             if kind == "save":
                 filled[marker] = parts.save_toggle(int(key))
+            elif kind == "upvote":
+                # A paper gone since the page was stored shows none.
+                filled[marker] = parts.upvote_toggle(int(key), counts.get(int(key), 0))
             elif kind == "subscribe":
                 name, look = key.split(":")
                 filled[marker] = parts.subscribe_toggle(_target(name, targets[name]), look)
@@ -169,10 +245,17 @@ def _render_shared(
     view: View, request: HttpRequest, *args: Any, **kwargs: Any
 ) -> tuple[HttpResponse, Targets]:
     """The view's page with slots for the reader's parts, and what the slots name."""
-    own, stand_in = getattr(request, "_reader_parts", None), SharedPageSlots()
+    stand_in = SharedPageSlots()
+    return _render_with(stand_in, view, request, *args, **kwargs), stand_in.targets
+
+
+def _render_with(
+    stand_in: ReaderParts, view: View, request: HttpRequest, *args: Any, **kwargs: Any
+) -> HttpResponse:
+    own = getattr(request, "_reader_parts", None)
     _keep_reader_parts(request, stand_in)
     try:
-        return view(request, *args, **kwargs), stand_in.targets
+        return view(request, *args, **kwargs)
     finally:
         _keep_reader_parts(request, own)
 
@@ -212,7 +295,8 @@ def cached_page(
     their own on the way out. Readers with a message waiting get the view
     itself. Pages sorted by trending (all of them with trending=True, else
     those asked with sort=trending) are also keyed on the trending scores'
-    version.
+    version, and pages sorted by votes on the votes version. Upvote counts
+    are slots on every stored page, anonymous or not, filled on the way out.
     """
     if view is None:
         return partial(cached_page, single=single, multiple=multiple, trending=trending)
@@ -231,24 +315,28 @@ def cached_page(
         shared = request.user.is_authenticated
         cache = catalog_cache()
         address = request.build_absolute_uri()
-        scores = (
-            str(trending_version()) if trending or request.GET.get("sort") == "trending" else ""
-        )
+        sort = request.GET.get("sort")
+        if trending or sort == "trending":
+            scores = str(trending_version())
+        elif sort == "votes":
+            scores = f"votes:{votes_version()}"
+        else:
+            scores = ""
         kind = "reader-page" if shared else "page"
         key = cache_key(kind, version, translation.get_language() or "", address, scores)
         stored = cache.get(key)
         if stored is not None:
             content_type, body, targets = stored
             body = body.replace(CSRF_PLACEHOLDER, get_token(request))
-            if shared:
-                body = fill_slots(body, parts=reader_parts(request), targets=targets)
+            body = fill_slots(body, parts=reader_parts(request), targets=targets)
             return HttpResponse(body, content_type=content_type)
         if shared:
             response, targets = _render_shared(view, request, *args, **kwargs)
         else:
-            response, targets = view(request, *args, **kwargs), {}
+            stand_in = OpenCounts(reader_parts(request))
+            response, targets = _render_with(stand_in, view, request, *args, **kwargs), {}
         storable = response.status_code == 200 and not response.cookies
-        if response.streaming or (not shared and not storable):
+        if response.streaming:
             return response
         body = response.content.decode(response.charset)
         if storable:
@@ -260,8 +348,7 @@ def cached_page(
                 (response["Content-Type"], stored_body, targets),
                 settings.CATALOG_CACHE_SECONDS,
             )
-        if shared:
-            response.content = fill_slots(body, parts=reader_parts(request), targets=targets)
+        response.content = fill_slots(body, parts=reader_parts(request), targets=targets)
         return response
 
     return wrapper

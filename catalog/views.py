@@ -165,6 +165,7 @@ def render_paper_list(
         "wider_period": wider_period(paper_filter, papers=papers) if not page else None,
         # Sorted by trending, cards of papers with a score in the window say so.
         "trending_window": paper_filter.trending_window if sorted_by == "trending" else None,
+        "votes_window": paper_filter.trending_window if sorted_by == "votes" else None,
         "relevance_candidates": (
             settings.SEARCH_RELEVANCE_CANDIDATES
             if paper_filter.ranks_newest_only

@@ -41,6 +41,12 @@ BEAT_SCHEDULE = {
         "task": "catalog.tasks.refresh_trending",
         "schedule": timedelta(minutes=5),
     },
+    # Upvote counts recounted as votes leave a window and their readers'
+    # accounts become old enough to count; a vote recounts its paper at once.
+    "Refresh upvote counts": {
+        "task": "accounts.tasks.refresh_vote_counts",
+        "schedule": timedelta(minutes=5),
+    },
     # The counts the triggers keep as deltas, folded into one row each.
     "Fold tag and category counts": {
         "task": "catalog.tasks.fold_paper_counts",

@@ -424,6 +424,8 @@ RATELIMIT_FAIL_OPEN = True
 PAGE_RATE_LIMIT = rate("PAGE_RATE_LIMIT", "300/m")
 SEARCH_RATE_LIMIT = rate("SEARCH_RATE_LIMIT", "60/m")
 FEED_RATE_LIMIT = rate("FEED_RATE_LIMIT", "60/m")
+# Upvotes and their taking back, per reader, on the site and in the API alike.
+VOTE_RATE_LIMIT = rate("VOTE_RATE_LIMIT", "30/m")
 SILENCED_SYSTEM_CHECKS = [
     # django-ratelimit knows django-redis's cache, not our subclasses of it.
     "django_ratelimit.W001",
@@ -662,6 +664,8 @@ CELERY_TASK_ROUTES = {
     # The nightly recommendations are heavy reading, not mail: they must not
     # hold up digests.
     "accounts.tasks.refresh_recommendations": {"queue": "enrichment"},
+    # Upvote counts are recounted beside trending, not behind the digests.
+    "accounts.tasks.refresh_vote_counts": {"queue": "celery"},
     "accounts.tasks.*": {"queue": "mail"},
 }
 CELERY_TASK_DEFAULT_QUEUE = "celery"

@@ -53,11 +53,10 @@ def _optional_selector(name: str) -> Callable[..., Any] | None:
 
 
 def upvoted_papers(*, profile: Profile) -> QuerySet[Paper] | None:
-    """The reader's upvoted papers, if they show them and the site has upvotes."""
-    selector = _optional_selector("upvoted_papers")
-    if selector is None or not profile.show_upvotes:
+    """The reader's upvoted papers, the latest first, if they show them."""
+    if not profile.show_upvotes:
         return None
-    papers: QuerySet[Paper] = selector(user=profile.user)
+    papers = account_selectors.upvoted_papers(user=profile.user)
     return for_cards(with_list_related(papers), searched="")[:PROFILE_PAPERS]
 
 

@@ -6,8 +6,8 @@ import datetime
 import pytest
 from django.db import connection
 
-from catalog import pagination
-from catalog.models import CurationEvent
+from catalog import page_cache, pagination
+from catalog.models import CurationEvent, Paper
 from curation.models import SuggestedPaper, Suggestion
 from editions import services as edition_services
 from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
@@ -198,3 +198,30 @@ def test_edition_page(client, django_assert_num_queries, papers, published):
         assert client.get("/daily/2025-11-05/").status_code == 200
     with django_assert_num_queries(EDITION_PAGE + 1):  # the tag
         assert client.get(f"/tags/{tag.slug}/daily/2025-11-05/").status_code == 200
+
+
+def test_an_upvote_and_its_taking_back(client, reader, catalog, django_assert_num_queries):
+    paper = catalog["paper"]
+    client.get("/")
+    # 1. the visible paper, 2. the reader, 3. a savepoint, 4. the paper's row
+    # locked, 5. the reader's vote looked for, 6.-8. inserted in a savepoint,
+    # 9. the paper's eligible votes counted, 10. its counts written, 11. the
+    # savepoint released, 12. the trending signal
+    with django_assert_num_queries(12):
+        client.post(f"/upvotes/{paper.pk}/upvote/", HTTP_HX_REQUEST="true")
+    # As above, with 6. the vote deleted, and no signal
+    with django_assert_num_queries(9):
+        client.post(f"/upvotes/{paper.pk}/take-back/", HTTP_HX_REQUEST="true")
+
+
+def test_a_stored_page_reads_its_upvote_counts_in_one_query_every_few_seconds(
+    client, catalog, redis_cache, django_assert_num_queries
+):
+    client.get("/")
+    # Stored with the counts slotted, and the counts kept for seconds: nothing.
+    with django_assert_num_queries(0):
+        client.get("/")
+    # Once they are forgotten (a vote, or their seconds past): one query for the page's ten.
+    page_cache.forget_upvote_counts(Paper.objects.values_list("pk", flat=True))
+    with django_assert_num_queries(1):
+        client.get("/")

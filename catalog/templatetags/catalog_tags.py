@@ -151,6 +151,11 @@ def save_toggle(context: template.Context, paper: Paper) -> SafeString:
 
 
 @register.simple_tag(takes_context=True)
+def upvote_toggle(context: template.Context, paper: Paper) -> SafeString:
+    return mark_safe(_parts(context).upvote_toggle(paper.pk, paper.upvote_count))  # noqa: S308
+
+
+@register.simple_tag(takes_context=True)
 def account_menu(context: template.Context) -> SafeString:
     return mark_safe(_parts(context).account_menu())  # noqa: S308
 
@@ -168,7 +173,8 @@ def filter_fields(context: template.Context) -> SafeString:
     return filters.filter_fields_html(
         paper_filter,
         trending_tabs=bool(context.get("trending_tabs")),
-        trending_window=context.get("trending_window"),
+        # The window select goes with either sort that ranks over a window.
+        trending_window=context.get("trending_window") or context.get("votes_window"),
         fixed_order=str(context.get("fixed_order") or ""),
     )
 
