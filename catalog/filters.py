@@ -32,7 +32,17 @@ from django.utils.translation import gettext_lazy as _
 
 from catalog.cache import cached_read
 from catalog.counts import with_category_counts, with_tag_counts
-from catalog.models import NEWEST_FIRST, Category, Paper, PaperQuerySet, PaperTag, Tag, tag_label
+from catalog.models import (
+    NEWEST_FIRST,
+    Author,
+    Category,
+    Paper,
+    PaperAuthor,
+    PaperQuerySet,
+    PaperTag,
+    Tag,
+    tag_label,
+)
 from catalog.pagination import estimated_count
 from catalog.search import search
 from catalog.trending import DEFAULT_WINDOW, ordering
@@ -349,6 +359,13 @@ class PaperFilter(django_filters.FilterSet):
             return NEWEST_FIRST
         few = estimated_count(papers.order_by().values("pk")) <= FEW_SEARCH_MATCHES
         return SORTED_NEWEST_FIRST if few else NEWEST_FIRST
+
+
+def authored_by(papers: PaperQuerySet, author: Author) -> PaperQuerySet:
+    """The papers crediting the author: one EXISTS met from the index on
+    (author, paper), as a tag's papers are, so the list's own sorts and
+    paging walk the newest-first index as on a tag's page."""
+    return papers.filter(Exists(PaperAuthor.objects.filter(paper_id=OuterRef("pk"), author=author)))
 
 
 def default_sort(*, searched: bool) -> str:

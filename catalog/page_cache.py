@@ -35,7 +35,7 @@ from catalog.cache import (
     catalog_version,
     trending_version,
 )
-from catalog.models import Category, Paper, Tag
+from catalog.models import Author, Category, Paper, Tag
 
 CSRF_PLACEHOLDER = "__catalog_csrf_token__"
 CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
@@ -43,7 +43,8 @@ CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 SLOT = "<!--slot:{}-->"
 # A page's slots, as SharedPageSlots leaves them: the part and what names its object.
 PAGE_SLOT = re.compile(r"<!--slot:(save|subscribe|account)(?::([^>]*))?-->")
-# What a slot names, by the slot's name: a tag's name and slug, a category's code and name.
+# What a slot names, by the slot's name: a tag's name and slug, a category's code and
+# name, an author's name and slug.
 Targets = dict[str, tuple[str, str]]
 View = Callable[..., HttpResponse]
 
@@ -55,7 +56,7 @@ class ReaderParts(Protocol):
 
     def follow_chip(self, tag: Tag) -> str: ...
 
-    def subscribe_toggle(self, target: Tag | Category, look: str = "button") -> str: ...
+    def subscribe_toggle(self, target: Tag | Category | Author, look: str = "button") -> str: ...
 
     def account_menu(self) -> str: ...
 
@@ -85,9 +86,11 @@ class SharedPageSlots:
     def follow_chip(self, tag: Tag) -> str:
         return self.subscribe_toggle(tag, "chip")
 
-    def subscribe_toggle(self, target: Tag | Category, look: str = "button") -> str:
+    def subscribe_toggle(self, target: Tag | Category | Author, look: str = "button") -> str:
         if isinstance(target, Tag):
             name, fields = f"tag.{target.pk}", (target.name, target.slug)
+        elif isinstance(target, Author):
+            name, fields = f"author.{target.pk}", (target.name, target.slug)
         else:
             name, fields = f"category.{target.pk}", (target.code, target.name)
         self.targets[name] = fields
@@ -123,11 +126,14 @@ def fill_slots(html: str, *, parts: ReaderParts, targets: Targets) -> str:
     return PAGE_SLOT.sub(part, html)
 
 
-def _target(name: str, fields: tuple[str, str]) -> Tag | Category:
+def _target(name: str, fields: tuple[str, str]) -> Tag | Category | Author:
     kind, pk = name.split(".")
     if kind == "tag":
         tag_name, slug = fields
         return Tag(pk=int(pk), name=tag_name, slug=slug)
+    if kind == "author":
+        author_name, slug = fields
+        return Author(pk=int(pk), name=author_name, slug=slug)
     code, category_name = fields
     return Category(pk=int(pk), code=code, name=category_name)
 
