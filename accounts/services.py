@@ -214,8 +214,13 @@ def complete_pending_actions(*, request: HttpRequest, response: HttpResponse, us
                 save_paper(user=user, paper=paper)
                 messages.success(request, f"Saved “{paper.title}”.")
             continue
-        model: type[Tag | Category | Author] = {"tag": Tag, "author": Author}.get(kind, Category)
-        target = model.objects.filter(pk=object_id).first()
+        target: Tag | Category | Author | None
+        if kind == "tag":
+            target = Tag.objects.filter(pk=object_id).first()
+        elif kind == "author":
+            target = Author.objects.filter(pk=object_id).first()
+        else:
+            target = Category.objects.filter(pk=object_id).first()
         if target:
             subscribe(user=user, target=target)
             messages.success(request, f"You are now subscribed to the {kind} {target}.")

@@ -73,7 +73,9 @@ def forget_cached_reader_ids(
 
 
 @receiver(authors_merged, dispatch_uid="accounts_follow_merged_authors")
-def follow_kept_author(sender: type[Author], kept: Author, merged_ids: list[int], **kwargs: Any) -> None:
+def follow_kept_author(
+    sender: type[Author], kept: Author, merged_ids: list[int], **kwargs: Any
+) -> None:
     """Readers who followed a merged author follow the kept one. An update sends
     no signal: each reader's cached ids are let go here."""
     follows = Subscription.objects.filter(author_id__in=merged_ids)

@@ -484,8 +484,8 @@ def _copy_papers(chunk: tuple[int, int]) -> int:
         return copy_rows(
             cursor,
             "catalog_paper (id, arxiv_id, version, title, title_key, abstract, author_names,"
-            " author_list, author_slugs, primary_category_id, comment, journal_ref, doi, published_at,"
-            " published_precision, updated_at, added_at, is_visible, merged_into_id)",
+            " author_list, author_slugs, primary_category_id, comment, journal_ref, doi,"
+            " published_at, published_precision, updated_at, added_at, is_visible, merged_into_id)",
             _corpus.paper_rows(*chunk),
         )
 

@@ -99,7 +99,9 @@ class Author(models.Model):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="aliases",
-        help_text="Set when curators merged this author into another; papers under this name go there.",
+        help_text=(
+            "Set when curators merged this author into another; papers under this name go there."
+        ),
     )
 
     class Meta:
@@ -130,7 +132,9 @@ def free_author_slugs(names: Sequence[str]) -> dict[str, str]:
     taken = set(Author.objects.filter(slug__in=set(bases.values())).values_list("slug", flat=True))
     clashing = {base for base in bases.values() if base in taken}
     for base in clashing:
-        taken.update(Author.objects.filter(slug__startswith=f"{base}-").values_list("slug", flat=True))
+        taken.update(
+            Author.objects.filter(slug__startswith=f"{base}-").values_list("slug", flat=True)
+        )
     slugs: dict[str, str] = {}
     for name, base in bases.items():
         slug, number = base, 1

@@ -36,7 +36,10 @@ def upsert_authors(names: Sequence[str]) -> list[Author]:
             break
         slugs = free_author_slugs(list(missing.values()))
         Author.objects.bulk_create(
-            [Author(name=name, normalized_name=key, slug=slugs[name]) for key, name in missing.items()],
+            [
+                Author(name=name, normalized_name=key, slug=slugs[name])
+                for key, name in missing.items()
+            ],
             ignore_conflicts=True,
         )
         found.update(
@@ -93,7 +96,9 @@ def refresh_papers_authors(paper_ids: Iterable[int]) -> None:
     for paper in papers:
         names, slugs = [n for n, _ in authors[paper.pk]], [s for _, s in authors[paper.pk]]
         paper.author_list, paper.author_slugs, paper.author_names = names, slugs, ", ".join(names)
-    Paper.objects.bulk_update(papers, ["author_list", "author_slugs", "author_names"], batch_size=500)
+    Paper.objects.bulk_update(
+        papers, ["author_list", "author_slugs", "author_names"], batch_size=500
+    )
     papers_changed(list(authors))
 
 
