@@ -429,6 +429,9 @@ def digest(*, user: User, since: datetime.datetime, until: datetime.datetime) ->
         .select_related("category", "paper")
         .order_by("category__code", "-paper__added_at", "-paper_id")
     )
+    # Only a reader following authors asks for their papers (the ids are read
+    # for the recommendations below anyway).
+    follows_authors = bool(reader_ids(user=user)["author_ids"])
     author_rows = (
         PaperAuthor.objects.filter(
             author__subscriptions__user=user,
@@ -453,7 +456,9 @@ def digest(*, user: User, since: datetime.datetime, until: datetime.datetime) ->
         ),
         (
             (author, [row.paper for row in rows])
-            for author, rows in itertools.groupby(author_rows, key=lambda row: row.author)
+            for author, rows in itertools.groupby(
+                author_rows if follows_authors else [], key=lambda row: row.author
+            )
         ),
     )
     for target, papers in by_target:

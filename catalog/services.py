@@ -28,7 +28,9 @@ def upsert_authors(names: Sequence[str]) -> list[Author]:
     the rows are read back afterwards, the missing ones tried again.
     """
     cleaned = [" ".join(name.split()) for name in names if name and name.strip()]
-    by_key = {normalize_name(name): name for name in reversed(cleaned)}
+    by_key: dict[str, str] = {}  # each key's first spelling, in the order given
+    for name in cleaned:
+        by_key.setdefault(normalize_name(name), name)
     found: dict[str, Author] = {}
     for _ in range(3):
         missing = {key: name for key, name in by_key.items() if key not in found}
