@@ -566,8 +566,24 @@ class AuthorSplitForm(forms.Form):
         return name
 
 
+class AuthorForm(forms.ModelForm):
+    class Meta:
+        model = Author
+        fields = ["name"]
+
+    def clean_name(self) -> str:
+        name = " ".join(self.cleaned_data["name"].split())
+        others = Author.objects.exclude(pk=self.instance.pk)
+        if others.filter(normalized_name=normalize_name(name)).exists():
+            raise forms.ValidationError(
+                "Another author has this name; merge the two from the list of authors instead."
+            )
+        return name
+
+
 @admin.register(Author)
 class AuthorAdmin(admin.ModelAdmin):
+    form = AuthorForm
     list_display = ["name", "slug", "paper_count", "merged_into"]
     list_select_related = ["merged_into"]
     search_fields = ["name", "normalized_name", "=slug"]

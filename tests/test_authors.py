@@ -270,3 +270,20 @@ def test_set_authors_keeps_names_and_slugs_in_step():
         ("Ada Lovelace", "ada-lovelace"),
         ("Alan Turing", "alan-turing"),
     ]
+
+
+def test_renaming_an_author_to_another_authors_name_is_a_form_error(curator_client):
+    PaperFactory(authors=["Ada Lovelace", "A. Lovelace"])
+    short = author("A. Lovelace")
+
+    response = curator_client.post(
+        f"/admin/catalog/author/{short.pk}/change/", {"name": "ADA lovelace"}
+    )
+
+    assert response.status_code == 200
+    assert "merge the two from the list of authors instead" in response.content.decode()
+    renamed = curator_client.post(
+        f"/admin/catalog/author/{short.pk}/change/", {"name": "Ada K. Lovelace"}
+    )
+    assert renamed.status_code == 302
+    assert Paper.objects.get().author_list == ["Ada Lovelace", "Ada K. Lovelace"]

@@ -43,6 +43,7 @@ PUBLIC = [
     "/tags/reasoning/",
     "/categories/",
     "/categories/cs.CL/",
+    "/authors/kaiwen-zha/",
     "/accounts/login/",
     "/accounts/signup/",
     "/accounts/password/reset/",
@@ -54,6 +55,7 @@ READER = [
     "/",
     "/papers/2505.15034/",
     "/tags/reasoning/",
+    "/authors/kaiwen-zha/",
     "/feed/",
     "/feed/for-you/",
     "/saved/",
@@ -93,6 +95,7 @@ def catalog(settings, tmp_path):
     ]
     reader = UserFactory()
     SubscriptionFactory(user=reader, tag=reasoning)
+    SubscriptionFactory(user=reader, author=paper.authors.get(name="Kaiwen Zha"))
     SavedPaperFactory(user=reader, paper=paper)
     # A trending paper, with its badge.
     trending.record_signal(paper_id=paper.pk, reader_id=reader.pk, kind=ReaderSignal.Kind.SAVE)
