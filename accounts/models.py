@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy as _
 
 from accounts.display_names import MAX_LENGTH as DISPLAY_NAME_MAX_LENGTH
 from accounts.display_names import name_key, validate_display_name
-from catalog.models import Category, Paper, Tag
+from catalog.models import Author, Category, Paper, Tag
 
 
 def new_feed_token() -> str:
@@ -116,7 +116,7 @@ class Profile(models.Model):
 
 
 class Subscription(models.Model):
-    """A reader follows one tag or one category."""
+    """A reader follows one tag, one category or one author."""
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="subscriptions"
@@ -127,27 +127,32 @@ class Subscription(models.Model):
     category = models.ForeignKey(
         Category, null=True, blank=True, on_delete=models.CASCADE, related_name="subscriptions"
     )
+    author = models.ForeignKey(
+        Author, null=True, blank=True, on_delete=models.CASCADE, related_name="subscriptions"
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         constraints = [
             models.CheckConstraint(
-                condition=Q(tag__isnull=False, category__isnull=True)
-                | Q(tag__isnull=True, category__isnull=False),
-                name="subscription_tag_xor_category",
+                condition=Q(tag__isnull=False, category__isnull=True, author__isnull=True)
+                | Q(tag__isnull=True, category__isnull=False, author__isnull=True)
+                | Q(tag__isnull=True, category__isnull=True, author__isnull=False),
+                name="subscription_one_target",
             ),
             models.UniqueConstraint(fields=["user", "tag"], name="subscription_tag_once"),
             models.UniqueConstraint(fields=["user", "category"], name="subscription_category_once"),
+            models.UniqueConstraint(fields=["user", "author"], name="subscription_author_once"),
         ]
 
     def __str__(self) -> str:
-        return f"{self.user}: {self.tag or self.category}"
+        return f"{self.user}: {self.tag or self.category or self.author}"
 
     @property
-    def target(self) -> Tag | Category:
-        target = self.tag or self.category
+    def target(self) -> Tag | Category | Author:
+        target = self.tag or self.category or self.author
         if target is None:  # the check constraint allows no such row
-            raise ValueError(f"Subscription {self.pk} is to neither a tag nor a category.")
+            raise ValueError(f"Subscription {self.pk} is to no tag, category or author.")
         return target
 
 

@@ -20,7 +20,7 @@ from django.utils.functional import SimpleLazyObject, cached_property
 from django.utils.html import conditional_escape
 
 from accounts import selectors, toggles
-from catalog.models import Category, Paper, Tag
+from catalog.models import Author, Category, Paper, Tag
 from core.fragments import Fragments, digest, template_digest
 
 if TYPE_CHECKING:
@@ -41,6 +41,11 @@ _reasons = Fragments("FOR_YOU_REASONS_CACHE_SIZE")
 class ReaderState:
     tag_ids: frozenset[int] = field(default_factory=frozenset)
     category_ids: frozenset[int] = field(default_factory=frozenset)
+    author_ids: frozenset[int] = field(default_factory=frozenset)
+
+    def follows(self, kind: str, pk: int) -> bool:
+        ids = {"tag": self.tag_ids, "category": self.category_ids, "author": self.author_ids}
+        return pk in ids[kind]
 
 
 class AccountReaderParts:
@@ -161,13 +166,11 @@ class AccountReaderParts:
         html = self.rendered[key].replace(self.COUNT_STAND_IN, str(count))
         return html.replace(self.STAND_IN, address)
 
-    def subscribe_toggle(self, target: Tag | Category, look: str = "button") -> str:
-        kind = "tag" if isinstance(target, Tag) else "category"
+    def subscribe_toggle(self, target: Tag | Category | Author, look: str = "button") -> str:
+        kind, address = toggles.subscription_address(target)
         key = (kind, target.pk, look)
         if key not in self.rendered:
-            ids = self.subscribed.tag_ids if kind == "tag" else self.subscribed.category_ids
-            is_on = target.pk in ids
-            address = target.slug if isinstance(target, Tag) else target.code
+            is_on = self.subscribed.follows(kind, target.pk)
             self.rendered[key] = self._render(
                 toggles.SUBSCRIBE_TEMPLATE,
                 lambda: toggles.subscribe_context(
@@ -226,7 +229,11 @@ def reader_parts(request: HttpRequest) -> AccountReaderParts:
     return AccountReaderParts(
         request=request,
         subscribed=SimpleLazyObject(
-            lambda: ReaderState(tag_ids=ids["tag_ids"], category_ids=ids["category_ids"])
+            lambda: ReaderState(
+                tag_ids=ids["tag_ids"],
+                category_ids=ids["category_ids"],
+                author_ids=ids["author_ids"],
+            )
         ),
         saved_paper_ids=SimpleLazyObject(lambda: ids["saved_paper_ids"]),
         upvoted_paper_ids=SimpleLazyObject(lambda: ids["upvoted_paper_ids"]),

@@ -42,7 +42,7 @@ from accounts.models import (
     hash_api_token,
 )
 from catalog.counts import papers_of
-from catalog.models import NEWEST_FIRST, Category, Paper, PaperTag, Tag
+from catalog.models import NEWEST_FIRST, Author, Category, Paper, PaperAuthor, PaperTag, Tag
 from discovery import for_you
 from discovery.models import Recommendation
 
@@ -69,6 +69,7 @@ FEED_SEEN_RESOLUTION = datetime.timedelta(minutes=1)
 class ReaderIds(TypedDict):
     tag_ids: frozenset[int]
     category_ids: frozenset[int]
+    author_ids: frozenset[int]
     saved_paper_ids: frozenset[int]
     upvoted_paper_ids: frozenset[int]
     # The papers of the followed tags and categories, counted once per link.
@@ -76,8 +77,8 @@ class ReaderIds(TypedDict):
 
 
 def reader_ids(*, user: User) -> ReaderIds:
-    """The reader's subscribed tag and category ids and saved paper ids, in one query:
-    every page a reader sees asks for all three (with the number of papers they
+    """The reader's subscribed tag, category and author ids and saved paper ids, in one
+    query: every page a reader sees asks for them all (with the number of papers they
     follow, which picks the feed's query). Read once per user object, so a
     request's view and templates share the query, and kept with the user
     between requests (accounts.reader_cache)."""
@@ -107,6 +108,7 @@ def _read_reader_ids(user: User) -> ReaderIds:
     ids: dict[str, set[int]] = {
         "tag_ids": set(),
         "category_ids": set(),
+        "author_ids": set(),
         "saved_paper_ids": set(),
         "upvoted_paper_ids": set(),
     }
@@ -117,6 +119,7 @@ def _read_reader_ids(user: User) -> ReaderIds:
     return ReaderIds(
         tag_ids=frozenset(ids["tag_ids"]),
         category_ids=frozenset(ids["category_ids"]),
+        author_ids=frozenset(ids["author_ids"]),
         saved_paper_ids=frozenset(ids["saved_paper_ids"]),
         upvoted_paper_ids=frozenset(ids["upvoted_paper_ids"]),
         followed_papers=followed_papers,
@@ -128,13 +131,18 @@ def _reader_ids_sql(alias: str) -> tuple[str, tuple[Any, ...]]:
     """The SQL of reader_ids for any reader (ANY_READER). Every page a reader
     sees runs it: the ORM took three times as long to build it as the database
     to answer it, so each process builds it once."""
-    tag_id = Coalesce("tag_id", "category_id")
+    target_id = Coalesce("tag_id", "category_id", "author_id")
     subscriptions = (
         Subscription.objects.filter(user_id=ANY_READER)
         .order_by()
         .values_list(
-            Case(When(tag_id__isnull=False, then=Value("tag_ids")), default=Value("category_ids")),
-            tag_id,
+            Case(
+                When(tag_id__isnull=False, then=Value("tag_ids")),
+                When(category_id__isnull=False, then=Value("category_ids")),
+                default=Value("author_ids"),
+            ),
+            target_id,
+            # An author's papers are not counted: they are few beside a tag's.
             papers_of(tag_ref="tag_id", category_ref="category_id"),
         )
     )
@@ -153,10 +161,13 @@ def _reader_ids_sql(alias: str) -> tuple[str, tuple[Any, ...]]:
     return sql
 
 
-def subscription_target(*, kind: str, key: str) -> Tag | Category:
-    """The tag (by slug) or category (by code) a subscription URL names, or 404."""
+def subscription_target(*, kind: str, key: str) -> Tag | Category | Author:
+    """The tag (by slug), category (by code) or author (by slug) a subscription
+    URL names, or 404; an author curators merged into another is that one."""
     if kind == "tag":
         return get_object_or_404(Tag, slug=key)
+    if kind == "author":
+        return get_object_or_404(Author.objects.select_related("merged_into"), slug=key).credited
     return get_object_or_404(Category, code=key)
 
 
@@ -165,14 +176,19 @@ def visible_paper(*, paper_id: int) -> Paper:
 
 
 def user_subscriptions(*, user: User) -> list[Subscription]:
-    rows = Subscription.objects.filter(user=user).select_related("tag", "category")
-    return sorted(rows, key=lambda row: (row.tag is None, str(row.target).casefold()))
+    rows = Subscription.objects.filter(user=user).select_related("tag", "category", "author")
+    # Tags, then categories, then authors, each by name.
+    return sorted(
+        rows,
+        key=lambda row: (row.tag is None, row.category is None, str(row.target).casefold()),
+    )
 
 
 def _subscribed_filters(
     user: User,
-) -> tuple[QuerySet[PaperTag], QuerySet[Any]]:  # (the categories' through model has no name)
-    """Per-paper subqueries: the paper carries a subscribed tag / is in a subscribed category.
+) -> tuple[QuerySet[PaperTag], QuerySet[Any], QuerySet[PaperAuthor]]:
+    """Per-paper subqueries: the paper carries a subscribed tag / is in a subscribed
+    category / credits a followed author (the categories' through model has no name).
 
     The ids are written out rather than read by a subquery: PostgreSQL then
     estimates from each tag's and category's own statistics how many papers
@@ -185,19 +201,24 @@ def _subscribed_filters(
     in_categories = PaperCategory.objects.filter(
         paper=OuterRef("pk"), category_id__in=sorted(ids["category_ids"])
     )
-    return in_tags, in_categories
+    by_authors = PaperAuthor.objects.filter(
+        paper=OuterRef("pk"), author_id__in=sorted(ids["author_ids"])
+    )
+    return in_tags, in_categories, by_authors
 
 
 def subscribed_papers(*, user: User) -> QuerySet[Paper]:
     ids = reader_ids(user=user)
-    in_tags, in_categories = _subscribed_filters(user)
-    if not ids["tag_ids"] and not ids["category_ids"]:
+    in_tags, in_categories, by_authors = _subscribed_filters(user)
+    if not ids["tag_ids"] and not ids["category_ids"] and not ids["author_ids"]:
         return Paper.objects.none()
     if ids["followed_papers"] >= FEED_PROBE_PAPERS:
         # One EXISTS over both link tables, which PostgreSQL cannot turn into a
         # hash: the newest papers are probed one by one, and a page needs few.
         followed: Q | Combinable = Exists(
-            in_tags.values("paper_id").union(in_categories.values("paper_id"), all=True)
+            in_tags.values("paper_id").union(
+                in_categories.values("paper_id"), by_authors.values("paper_id"), all=True
+            )
         )
     else:
         # Few papers: PostgreSQL may hash their links, cheaper than probing
@@ -207,6 +228,8 @@ def subscribed_papers(*, user: User) -> QuerySet[Paper]:
             followed |= Exists(in_tags)
         if ids["category_ids"]:
             followed |= Exists(in_categories)
+        if ids["author_ids"]:
+            followed |= Exists(by_authors)
     return Paper.objects.visible().filter(followed).newest_first()
 
 
@@ -216,7 +239,7 @@ def feed_papers(*, user: User, new_since: datetime.datetime | None) -> QuerySet[
     if new_since is None:
         is_new = Value(False)
     else:
-        in_tags, _ = _subscribed_filters(user)
+        in_tags, _, _ = _subscribed_filters(user)
         is_new = ExpressionWrapper(
             Q(added_at__gt=new_since) | Exists(in_tags.filter(added_at__gt=new_since)),
             output_field=BooleanField(),
@@ -379,10 +402,15 @@ def profiles_due_for_digest(*, now: datetime.datetime) -> QuerySet[Profile]:
 
 @dataclass
 class DigestGroup:
-    target: Tag | Category
+    target: Tag | Category | Author
     papers: list[Paper] = field(default_factory=list)
     # How many more entered it than the email lists.
     more: int = 0
+
+    @property
+    def kind(self) -> str:
+        """What the group is of, for the email to name it: "tag", "category" or "author"."""
+        return type(self.target).__name__.lower()
 
 
 @dataclass
@@ -394,10 +422,10 @@ class Digest:
 
 
 def digest(*, user: User, since: datetime.datetime, until: datetime.datetime) -> Digest:
-    """What entered the user's subscriptions in [since, until), by tag then category.
+    """What entered the user's subscriptions in [since, until), by tag, category, then author.
 
-    A paper enters a tag when it is tagged (PaperTag.added_at) and a category
-    when it enters the catalog (Paper.added_at).
+    A paper enters a tag when it is tagged (PaperTag.added_at), and a category
+    or a followed author's papers when it enters the catalog (Paper.added_at).
     """
     visible = Paper.objects.visible()
     tag_rows = (
@@ -420,10 +448,23 @@ def digest(*, user: User, since: datetime.datetime, until: datetime.datetime) ->
         .select_related("category", "paper")
         .order_by("category__code", "-paper__added_at", "-paper_id")
     )
+    # Only a reader following authors asks for their papers (the ids are read
+    # for the recommendations below anyway).
+    follows_authors = bool(reader_ids(user=user)["author_ids"])
+    author_rows = (
+        PaperAuthor.objects.filter(
+            author__subscriptions__user=user,
+            paper__added_at__gte=since,
+            paper__added_at__lt=until,
+            paper__in=visible,
+        )
+        .select_related("author", "paper")
+        .order_by("author__name", "author_id", "-paper__added_at", "-paper_id")
+    )
     groups: list[DigestGroup] = []
     paper_ids: set[int] = set()
-    # Each tag's papers, then each category's.
-    by_target: Iterator[tuple[Tag | Category, list[Paper]]] = itertools.chain(
+    # Each tag's papers, then each category's, then each author's.
+    by_target: Iterator[tuple[Tag | Category | Author, list[Paper]]] = itertools.chain(
         (
             (tag, [row.paper for row in rows])
             for tag, rows in itertools.groupby(tag_rows, key=lambda row: row.tag)
@@ -431,6 +472,12 @@ def digest(*, user: User, since: datetime.datetime, until: datetime.datetime) ->
         (
             (category, [row.paper for row in rows])
             for category, rows in itertools.groupby(category_rows, key=lambda row: row.category)
+        ),
+        (
+            (author, [row.paper for row in rows])
+            for author, rows in itertools.groupby(
+                author_rows if follows_authors else [], key=lambda row: row.author
+            )
         ),
     )
     for target, papers in by_target:
@@ -454,11 +501,11 @@ def digest_recommendations(*, user: User, until: datetime.datetime) -> list[Reco
     """The reader's best recommendations of the last RECOMMENDED_DAYS for a digest:
     never a paper sent to them as a recommendation before, nor one their
     subscriptions bring (those are in the digest's groups, now or before)."""
-    in_tags, in_categories = _subscribed_filters(user)
+    in_tags, in_categories, by_authors = _subscribed_filters(user)
     papers = (
         Paper.objects.visible()
         .filter(listed_at__gte=until - datetime.timedelta(days=DIGEST_RECOMMENDED_DAYS))
-        .exclude(Exists(in_tags) | Exists(in_categories))
+        .exclude(Exists(in_tags) | Exists(in_categories) | Exists(by_authors))
     )
     sent = RecommendationSent.objects.filter(user=user, paper=OuterRef("paper"))
     return list(

@@ -29,7 +29,7 @@ from accounts.models import (
     new_feed_token,
 )
 from catalog import trending
-from catalog.models import Category, Paper, ReaderSignal, Tag
+from catalog.models import Author, Category, Paper, ReaderSignal, Tag
 from discovery import for_you
 from discovery.models import DismissedPaper, Recommendation
 
@@ -45,24 +45,29 @@ PENDING_COOKIE = "pending_actions"
 PENDING_SALT = "accounts.pending"
 PENDING_MAX_AGE = 24 * 3600  # time to sign up and confirm an address
 PENDING_MOST = 20
-PENDING_KINDS = ("paper", "tag", "category")
+PENDING_KINDS = ("paper", "tag", "category", "author")
 
 
 class TargetField(TypedDict, total=False):
     tag: Tag
     category: Category
+    author: Author
 
 
-def _target_field(target: Tag | Category) -> TargetField:
-    return {"tag": target} if isinstance(target, Tag) else {"category": target}
+def _target_field(target: Tag | Category | Author) -> TargetField:
+    if isinstance(target, Tag):
+        return {"tag": target}
+    if isinstance(target, Author):
+        return {"author": target}
+    return {"category": target}
 
 
-def subscribe(*, user: User, target: Tag | Category) -> None:
+def subscribe(*, user: User, target: Tag | Category | Author) -> None:
     Subscription.objects.get_or_create(user=user, **_target_field(target))
     selectors.forget_reader_ids(user=user)
 
 
-def unsubscribe(*, user: User, target: Tag | Category) -> None:
+def unsubscribe(*, user: User, target: Tag | Category | Author) -> None:
     Subscription.objects.filter(user=user, **_target_field(target)).delete()
     selectors.forget_reader_ids(user=user)
 
@@ -239,8 +244,13 @@ def complete_pending_actions(*, request: HttpRequest, response: HttpResponse, us
                 save_paper(user=user, paper=paper)
                 messages.success(request, f"Saved “{paper.title}”.")
             continue
-        model = Tag if kind == "tag" else Category
-        target = model.objects.filter(pk=object_id).first()
+        target: Tag | Category | Author | None
+        if kind == "tag":
+            target = Tag.objects.filter(pk=object_id).first()
+        elif kind == "author":
+            target = Author.objects.filter(pk=object_id).first()
+        else:
+            target = Category.objects.filter(pk=object_id).first()
         if target:
             subscribe(user=user, target=target)
             messages.success(request, f"You are now subscribed to the {kind} {target}.")

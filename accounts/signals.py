@@ -16,6 +16,8 @@ from accounts.models import Profile, SavedPaper, Subscription, Upvote
 from accounts.reader_cache import reader_changed
 from accounts.tasks import refresh_recommendations
 from catalog.changes import catalog_changed
+from catalog.models import Author
+from catalog.signals import authors_merged
 from core import background
 
 
@@ -71,6 +73,21 @@ def forget_cached_reader_ids(
     **kwargs: Any,
 ) -> None:
     reader_changed(user_id=instance.user_id)
+
+
+@receiver(authors_merged, dispatch_uid="accounts_follow_merged_authors")
+def follow_kept_author(
+    sender: type[Author], kept: Author, merged_ids: list[int], **kwargs: Any
+) -> None:
+    """Readers who followed a merged author follow the kept one. An update sends
+    no signal: each reader's cached ids are let go here."""
+    follows = Subscription.objects.filter(author_id__in=merged_ids)
+    user_ids = set(follows.values_list("user_id", flat=True))
+    already = Subscription.objects.filter(author=kept, user_id__in=user_ids)
+    follows.filter(user_id__in=already.values("user_id")).delete()
+    follows.update(author=kept)
+    for user_id in user_ids:
+        reader_changed(user_id=user_id)
 
 
 # What a paper's credit line shows (curation/credits.py): a public reader's name.

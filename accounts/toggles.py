@@ -1,4 +1,4 @@
-"""Three toggles: saving a paper, upvoting it and subscribing to a tag or category.
+"""Three toggles: saving a paper, upvoting it and subscribing to a tag, category or author.
 
 Each toggle is one template (accounts/toggles/) rendered in place on a page
 (accounts.reader_parts) and, after a change, alone as the HTMX swap; both get
@@ -11,12 +11,12 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from catalog.models import Category, Tag
+from catalog.models import Author, Category, Tag
 
 SAVE_TEMPLATE = "accounts/toggles/save.html"
 UPVOTE_TEMPLATE = "accounts/toggles/upvote.html"
 SUBSCRIBE_TEMPLATE = "accounts/toggles/subscribe.html"
-# "button" on a tag's or category's own page, "chip" beside a tag on a paper.
+# "button" on a tag's, category's or author's own page, "chip" beside a tag on a paper.
 SUBSCRIBE_LOOKS = ("button", "chip")
 
 
@@ -51,11 +51,23 @@ def log_in_to_upvote_url(request: HttpRequest) -> str:
     return f"{reverse('account_login')}?{urlencode({'next': next_path(request)})}"
 
 
+def subscription_address(target: Tag | Category | Author) -> tuple[str, str]:
+    """The kind of target a subscription's address names, and its key there."""
+    if isinstance(target, Tag):
+        return "tag", target.slug
+    if isinstance(target, Author):
+        return "author", target.slug
+    return "category", target.code
+
+
 def subscribe_context(
-    *, request: HttpRequest, target: Tag | Category, is_subscribed: bool, look: str = "button"
+    *,
+    request: HttpRequest,
+    target: Tag | Category | Author,
+    is_subscribed: bool,
+    look: str = "button",
 ) -> dict[str, Any]:
-    kind = "tag" if isinstance(target, Tag) else "category"
-    key = target.slug if isinstance(target, Tag) else target.code
+    kind, key = subscription_address(target)
     action = "unsubscribe" if is_subscribed else "subscribe"
     return {
         "target": target,

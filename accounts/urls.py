@@ -52,6 +52,18 @@ urlpatterns = [
         {"kind": "category", "subscribe": False},
         name="category-unsubscribe",
     ),
+    path(
+        "authors/<str:key>/follow/",
+        views.change_subscription,
+        {"kind": "author", "subscribe": True},
+        name="author-subscribe",
+    ),
+    path(
+        "authors/<str:key>/unfollow/",
+        views.change_subscription,
+        {"kind": "author", "subscribe": False},
+        name="author-unsubscribe",
+    ),
     path("accounts/subscriptions/", views.subscriptions, name="subscriptions"),
     path("accounts/public-profile/", views.public_profile, name="public-profile"),
     path("accounts/api-tokens/", views.create_api_token, name="api-token-create"),

@@ -367,6 +367,22 @@ def author_names(rng: np.random.Generator) -> list[str]:
     return sorted(names)[:AUTHOR_POOL]
 
 
+def author_slugs(names: list[str]) -> list[str]:
+    """Each name's slug as catalog.models.author_slug_base makes it (the names
+    are ASCII), told apart by a number where two clash."""
+    slugs: list[str] = []
+    taken: set[str] = set()
+    for name in names:
+        base = re.sub(r"[-\s]+", "-", re.sub(r"[^\w\s-]", "", name.casefold())).strip("-_")
+        slug, number = base, 1
+        while slug in taken:
+            number += 1
+            slug = f"{base}-{number}"
+        taken.add(slug)
+        slugs.append(slug)
+    return slugs
+
+
 def tsv(*values) -> str:
     """One COPY text-format row; the generated text holds no tabs, newlines or backslashes."""
     return "\t".join("\\N" if v is None else str(v) for v in values) + "\n"
@@ -378,6 +394,7 @@ class Corpus:
         self.rng = np.random.default_rng(SEED)
         self.words = np.array(vocabulary(), dtype=object)
         self.authors = author_names(self.rng)
+        self.author_slugs = author_slugs(self.authors)
         self.end = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
         self.start = self.end - datetime.timedelta(days=365 * YEARS)
         # arXiv grows every year: the submission rate rises linearly over the span.
@@ -409,6 +426,7 @@ class Corpus:
             a += abstract_lengths[offset]
             published = self.published(n)
             author_list = [self.authors[i] for i in self.paper_authors[n]]
+            author_slugs = [self.author_slugs[i] for i in self.paper_authors[n]]
             yield tsv(
                 n + 1,
                 f"{published:%y%m}.{n:07d}",
@@ -418,6 +436,7 @@ class Corpus:
                 abstract + ".",
                 ", ".join(author_list),
                 json.dumps(author_list),
+                json.dumps(author_slugs),
                 self.primary[n],
                 "",
                 "",
@@ -465,8 +484,8 @@ def _copy_papers(chunk: tuple[int, int]) -> int:
         return copy_rows(
             cursor,
             "catalog_paper (id, arxiv_id, version, title, title_key, abstract, author_names,"
-            " author_list, primary_category_id, comment, journal_ref, doi, published_at,"
-            " published_precision, updated_at, added_at, is_visible, merged_into_id)",
+            " author_list, author_slugs, primary_category_id, comment, journal_ref, doi,"
+            " published_at, published_precision, updated_at, added_at, is_visible, merged_into_id)",
             _corpus.paper_rows(*chunk),
         )
 
@@ -490,9 +509,9 @@ def load(conninfo: str, papers: int, *, log=print) -> dict[str, int]:
         )
         counts["catalog_author"] = copy_rows(
             cursor,
-            "catalog_author (id, name, normalized_name)",
+            "catalog_author (id, name, normalized_name, slug)",
             (
-                tsv(i + 1, name, " ".join(name.split()).casefold())
+                tsv(i + 1, name, " ".join(name.split()).casefold(), corpus.author_slugs[i])
                 for i, name in enumerate(corpus.authors)
             ),
         )

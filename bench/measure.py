@@ -44,6 +44,8 @@ def scenarios(*, tag: str, category: str, common: str, rare: str, phrase: str) -
         ),
         Scenario("list", "tag page", f"/tags/{tag}/", list_ms),
         Scenario("list", "category page", f"/categories/{category}/", list_ms),
+        # The path is a prolific author's page (below).
+        Scenario("list", "author page", "", list_ms),
         # The path is the day of the paper the paper page shows (below).
         Scenario("list", "daily edition", "", list_ms),
         Scenario("trending", "/trending/ (7 days)", "/trending/", list_ms),
@@ -157,7 +159,7 @@ def main() -> None:
     from django.db.models import Count
     from django.test import Client
 
-    from catalog.models import Category, Paper, Tag
+    from catalog.models import Author, Category, Paper, Tag
 
     # A mid-sized tag and category: the busiest are easy for a newest-first scan.
     tags = Tag.objects.annotate(n=Count("papers")).order_by("-n")
@@ -170,6 +172,8 @@ def main() -> None:
         "phrase": "language models",
     }
     paper = Paper.objects.visible().order_by("-id")[1000]
+    # A prolific author, as the tag is a mid-sized tag.
+    author = Author.objects.annotate(n=Count("papers")).order_by("-n")[10]
     # The cursor the API hands out after the 100,000th paper of the whole list.
     from api.cursors import encode
     from catalog.models import NEWEST_FIRST
@@ -182,6 +186,8 @@ def main() -> None:
     for scenario in scenarios(**chosen):
         if scenario.label == "paper page":
             scenario = Scenario(**{**asdict(scenario), "path": paper.get_absolute_url()})
+        if scenario.label == "author page":
+            scenario = Scenario(**{**asdict(scenario), "path": author.get_absolute_url()})
         if scenario.label == "daily edition":
             day = paper.announced_or_added_at.date().isoformat()
             scenario = Scenario(**{**asdict(scenario), "path": f"/daily/{day}/"})

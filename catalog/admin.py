@@ -7,9 +7,12 @@ from django.contrib.admin.helpers import ActionForm
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import AnonymousUser, User
 from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Exists, OuterRef, QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import ngettext
 
@@ -26,6 +29,7 @@ from catalog.models import (
     PaperTag,
     Summary,
     Tag,
+    normalize_name,
     tag_label,
 )
 from core.http import signed_in_user
@@ -534,19 +538,142 @@ class CategoryAdmin(admin.ModelAdmin):
         return obj.paper_count
 
 
+class AuthorSplitForm(forms.Form):
+    """Which of an author's papers are another person's, and that person's name."""
+
+    papers = forms.ModelMultipleChoiceField(
+        queryset=Paper.objects.none(),
+        widget=forms.CheckboxSelectMultiple,
+        help_text="The papers to credit to the other person.",
+    )
+    name = forms.CharField(
+        max_length=300,
+        help_text="The other person's name, told apart from this one's (an initial, a middle"
+        " name); the author of that name takes the papers if there is one.",
+    )
+
+    def __init__(self, *args: Any, author: Author, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.author = author
+        papers = self.fields["papers"]
+        assert isinstance(papers, forms.ModelMultipleChoiceField)
+        papers.queryset = Paper.objects.filter(authors=author).order_by("-listed_at", "-pk")
+
+    def clean_name(self) -> str:
+        name = " ".join(self.cleaned_data["name"].split())
+        if normalize_name(name) == self.author.normalized_name:
+            raise forms.ValidationError("That is this author's own name; give the other person's.")
+        return name
+
+
+class AuthorForm(forms.ModelForm):
+    class Meta:
+        model = Author
+        fields = ["name"]
+
+    def clean_name(self) -> str:
+        name = " ".join(self.cleaned_data["name"].split())
+        others = Author.objects.exclude(pk=self.instance.pk)
+        if others.filter(normalized_name=normalize_name(name)).exists():
+            raise forms.ValidationError(
+                "Another author has this name; merge the two from the list of authors instead."
+            )
+        return name
+
+
 @admin.register(Author)
 class AuthorAdmin(admin.ModelAdmin):
-    list_display = ["name", "paper_count"]
-    search_fields = ["name", "normalized_name"]
-    readonly_fields = ["normalized_name"]
+    form = AuthorForm
+    list_display = ["name", "slug", "paper_count", "merged_into"]
+    list_select_related = ["merged_into"]
+    search_fields = ["name", "normalized_name", "=slug"]
+    readonly_fields = ["normalized_name", "slug", "merged_into", "split_link"]
+    fields = ["name", "normalized_name", "slug", "merged_into", "split_link"]
+    actions = ["merge"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Author]:
         authors: QuerySet[Author] = super().get_queryset(request)
         return authors.annotate(paper_count=Count("papers"))
 
+    def get_urls(self) -> list[URLPattern]:
+        split = path(
+            "<int:author_id>/split/",
+            self.admin_site.admin_view(self.split_view),
+            name="catalog_author_split",
+        )
+        return [split, *super().get_urls()]
+
     @admin.display(description="papers", ordering="paper_count")
     def paper_count(self, obj: "WithAnnotations[Author, PaperCount]") -> int:
         return obj.paper_count
+
+    @admin.display(description="split")
+    def split_link(self, obj: Author) -> str:
+        if obj.pk is None:
+            return "-"
+        address = reverse("admin:catalog_author_split", args=[obj.pk])
+        return format_html('<a href="{}">Move some papers to another author</a>', address)
+
+    def save_model(self, request: HttpRequest, obj: Author, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        # Cards show the stored names: a renamed author's papers store the new one.
+        services.refresh_papers_authors(obj.papers.values_list("pk", flat=True))
+
+    @admin.action(description="Merge selected authors into one", permissions=["change"])
+    def merge(self, request: HttpRequest, queryset: QuerySet[Author]) -> HttpResponse | None:
+        """First a page asking which author to keep, then the merge."""
+        authors = list(queryset.filter(merged_into=None).order_by("pk"))
+        if len(authors) < 2:
+            self.message_user(request, "Select two or more authors to merge.", messages.ERROR)
+            return None
+        kept_id = request.POST.get("kept", "")
+        kept = next((a for a in authors if str(a.pk) == kept_id), None)
+        if kept is None:
+            context = {
+                **self.admin_site.each_context(request),
+                "title": "Merge authors",
+                "authors": authors,
+                "opts": self.model._meta,
+                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+            }
+            return TemplateResponse(request, "admin/catalog/author/merge.html", context)
+        papers = curation.merge_authors(kept=kept, merged=authors, by=signed_in_user(request))
+        message = ngettext(
+            "Merged into %(name)s; %(count)d paper changed.",
+            "Merged into %(name)s; %(count)d papers changed.",
+            len(papers),
+        )
+        self.message_user(
+            request, message % {"name": kept.name, "count": len(papers)}, messages.SUCCESS
+        )
+        return None
+
+    def split_view(self, request: HttpRequest, author_id: int) -> HttpResponse:
+        author = get_object_or_404(Author, pk=author_id)
+        if not self.has_change_permission(request, author):
+            raise PermissionDenied
+        form = AuthorSplitForm(request.POST or None, author=author)
+        if request.method == "POST" and form.is_valid():
+            other = curation.split_author(
+                author=author,
+                paper_ids=[paper.pk for paper in form.cleaned_data["papers"]],
+                name=form.cleaned_data["name"],
+                by=signed_in_user(request),
+            )
+            count = len(form.cleaned_data["papers"])
+            message = ngettext(
+                "Moved %(count)d paper to %(name)s.", "Moved %(count)d papers to %(name)s.", count
+            )
+            self.message_user(request, message % {"count": count, "name": other.name})
+            return redirect("admin:catalog_author_change", other.pk)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Split {author.name}",
+            "author": author,
+            "form": form,
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "admin/catalog/author/split.html", context)
 
 
 @admin.register(Summary)

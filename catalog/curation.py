@@ -13,7 +13,18 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from catalog.changes import papers_changed
-from catalog.models import CurationEvent, Paper, PaperTag, Summary, Tag
+from catalog.models import (
+    Author,
+    CurationEvent,
+    Paper,
+    PaperAuthor,
+    PaperTag,
+    Summary,
+    Tag,
+    normalize_name,
+)
+from catalog.services import refresh_papers_authors
+from catalog.signals import authors_merged
 
 # A person, or the name of what acted for nobody in particular ("add_papers command").
 Actor = User | str
@@ -146,3 +157,50 @@ def publish_summaries(summaries: QuerySet[Summary], *, by: Actor) -> int:
     )
     papers_changed(list(by_paper))
     return len(drafts)
+
+
+def _move_credits(rows: QuerySet[PaperAuthor], *, to: Author) -> list[int]:
+    """Credit these rows' papers to `to` instead; a paper already crediting it
+    keeps its own row. Returns the papers changed."""
+    paper_ids = sorted(set(rows.values_list("paper_id", flat=True)))
+    already = PaperAuthor.objects.filter(author=to, paper_id__in=paper_ids)
+    rows.filter(paper_id__in=already.values("paper_id")).delete()
+    rows.update(author=to)
+    refresh_papers_authors(paper_ids)
+    return paper_ids
+
+
+@transaction.atomic
+def merge_authors(*, kept: Author, merged: Sequence[Author], by: Actor) -> list[int]:
+    """Make the merged authors one with kept: their papers credit kept, and
+    their rows stay as its aliases, so later ingests of those names land on
+    kept. Returns the papers whose authors changed."""
+    kept = kept.credited
+    merged_ids = [author.pk for author in merged if author.pk != kept.pk]
+    if not merged_ids:
+        return []
+    Author.objects.filter(merged_into_id__in=merged_ids).update(merged_into=kept)
+    Author.objects.filter(pk__in=merged_ids).update(merged_into=kept)
+    paper_ids = _move_credits(PaperAuthor.objects.filter(author_id__in=merged_ids), to=kept)
+    names = ", ".join(author.name for author in merged if author.pk in merged_ids)
+    record(paper_ids, Action.AUTHORS_MERGED, by=by, detail=f"{names} into {kept.name}")
+    authors_merged.send(sender=Author, kept=kept, merged_ids=merged_ids)
+    return paper_ids
+
+
+@transaction.atomic
+def split_author(*, author: Author, paper_ids: Sequence[int], name: str, by: Actor) -> Author:
+    """Credit the chosen papers of the author to another person named `name`:
+    the author of that normalised name (made when there is none). ValueError
+    when the name is the author's own, or names nobody."""
+    cleaned = " ".join(name.split())
+    if not cleaned:
+        raise ValueError("The new author needs a name.")
+    existing = Author.objects.filter(normalized_name=normalize_name(cleaned)).first()
+    other = existing.credited if existing else Author.objects.create(name=cleaned)
+    if other.pk == author.pk:
+        raise ValueError(f"{cleaned} is this author's own name; give the other person's.")
+    rows = PaperAuthor.objects.filter(author=author, paper_id__in=list(paper_ids))
+    moved = _move_credits(rows, to=other)
+    record(moved, Action.AUTHOR_SPLIT, by=by, detail=f"{author.name} to {other.name}")
+    return other

@@ -15,9 +15,9 @@ from django.utils.feedgenerator import Atom1Feed, Rss201rev2Feed, SyndicationFee
 from django.utils.html import escape
 from django.views.decorators.http import conditional_page
 
-from catalog.filters import PaperFilter
+from catalog.filters import PaperFilter, authored_by
 from catalog.latex import latex_to_text
-from catalog.models import Category, Paper, Tag
+from catalog.models import Author, Category, Paper, Tag
 from catalog.selectors import feed_items, filter_papers
 from core.http import safe_methods
 from core.limits import limit_feeds
@@ -117,6 +117,23 @@ class TagFeed(PaperFeed[Tag]):
 
     def about(self, tag: Tag) -> str:
         return tag.description or f"The newest papers tagged {tag.name}."
+
+
+class AuthorFeed(PaperFeed[Author]):
+    def get_object(self, request: HttpRequest, slug: str) -> Author:
+        return get_object_or_404(Author, slug=slug, merged_into=None)
+
+    def papers(self, author: Author) -> QuerySet[Paper]:
+        return authored_by(Paper.objects.visible().newest_first(), author)
+
+    def title(self, author: Author) -> str:
+        return f"{settings.SITE_NAME}: {author.name}"
+
+    def link(self, author: Author) -> str:
+        return author.get_absolute_url()
+
+    def about(self, author: Author) -> str:
+        return f"The newest papers by {author.name}."
 
 
 class CategoryFeed(PaperFeed[Category]):

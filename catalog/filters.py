@@ -32,7 +32,17 @@ from django.utils.translation import gettext_lazy as _
 
 from catalog.cache import cached_read
 from catalog.counts import with_category_counts, with_tag_counts
-from catalog.models import NEWEST_FIRST, Category, Paper, PaperQuerySet, PaperTag, Tag, tag_label
+from catalog.models import (
+    NEWEST_FIRST,
+    Author,
+    Category,
+    Paper,
+    PaperAuthor,
+    PaperQuerySet,
+    PaperTag,
+    Tag,
+    tag_label,
+)
 from catalog.pagination import estimated_count
 from catalog.search import search
 from catalog.trending import DEFAULT_WINDOW, ordering
@@ -360,6 +370,13 @@ def votes_ordering(window: str) -> list[OrderBy]:
     """The votes sort over a window: most counted upvotes first, then newest first
     (an index on visible papers for each window, catalog.models.Paper)."""
     return [F(VOTE_COLUMNS[window]).desc(), *NEWEST_FIRST]
+
+
+def authored_by(papers: PaperQuerySet, author: Author) -> PaperQuerySet:
+    """The papers crediting the author: one EXISTS met from the index on
+    (author, paper), as a tag's papers are, so the list's own sorts and
+    paging walk the newest-first index as on a tag's page."""
+    return papers.filter(Exists(PaperAuthor.objects.filter(paper_id=OuterRef("pk"), author=author)))
 
 
 def default_sort(*, searched: bool) -> str:

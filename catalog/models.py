@@ -1,5 +1,6 @@
 import datetime
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -65,13 +66,43 @@ class Category(Versioned):
 
 
 def normalize_name(name: str) -> str:
-    """The key two spellings of one author share: case and spacing folded."""
-    return " ".join(name.split()).casefold()
+    """The key two spellings of one author share: case, spacing and accents
+    folded, so "José  García" and "jose garcia" are one author. Letters that
+    are not accented Latin ones (Hangul, Han) are kept whole."""
+    parts = unicodedata.normalize("NFKD", " ".join(name.split()))
+    unaccented = "".join(char for char in parts if not unicodedata.combining(char))
+    return unicodedata.normalize("NFC", unaccented).casefold()
+
+
+AUTHOR_SLUG_LENGTH = 320
+# Room left after a slug's base for "-<number>" when two authors' bases clash.
+AUTHOR_SLUG_BASE_LENGTH = 300
+
+
+def author_slug_base(name: str) -> str:
+    """An author's address before clashes are told apart: "José García" is
+    jose-garcia, and a name in another script keeps its letters."""
+    return slugify(normalize_name(name), allow_unicode=True)[:AUTHOR_SLUG_BASE_LENGTH] or "author"
 
 
 class Author(models.Model):
+    """A person credited on papers, one per normalised name. Curators merge two
+    rows that are one person: the merged row stays, pointing at the kept one,
+    so that ingest files papers under that name on the kept author."""
+
     name = models.CharField(max_length=300)
     normalized_name = models.CharField(max_length=300, unique=True)
+    slug = models.SlugField(max_length=AUTHOR_SLUG_LENGTH, unique=True, allow_unicode=True)
+    merged_into = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="aliases",
+        help_text=(
+            "Set when curators merged this author into another; papers under this name go there."
+        ),
+    )
 
     class Meta:
         ordering = ["name"]
@@ -81,7 +112,38 @@ class Author(models.Model):
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         self.normalized_name = normalize_name(self.name)
+        if not self.slug:
+            self.slug = free_author_slugs([self.name])[self.name]
         super().save(*args, **kwargs)
+
+    def get_absolute_url(self) -> str:
+        return reverse("catalog:author", args=[self.slug])
+
+    @property
+    def credited(self) -> "Author":
+        """The author papers under this name are filed under."""
+        return self.merged_into or self
+
+
+def free_author_slugs(names: Sequence[str]) -> dict[str, str]:
+    """A slug no author holds for each of the names (and none shared among
+    them): the name's base, or the base with the first free "-2", "-3"..."""
+    bases = {name: author_slug_base(name) for name in names}
+    taken = set(Author.objects.filter(slug__in=set(bases.values())).values_list("slug", flat=True))
+    clashing = {base for base in bases.values() if base in taken}
+    for base in clashing:
+        taken.update(
+            Author.objects.filter(slug__startswith=f"{base}-").values_list("slug", flat=True)
+        )
+    slugs: dict[str, str] = {}
+    for name, base in bases.items():
+        slug, number = base, 1
+        while slug in taken:
+            number += 1
+            slug = f"{base}-{number}"
+        taken.add(slug)
+        slugs[name] = slug
+    return slugs
 
 
 # An underscore between two letters or digits: a space in an identifier-like name.
@@ -208,6 +270,9 @@ class Paper(Versioned):
     # by catalog.services.set_authors() and ingest.
     author_names = models.TextField(blank=True, editable=False)
     author_list = models.JSONField(default=list, db_default=[], blank=True, editable=False)
+    # Each listed author's slug, in the same order, so that names link to
+    # author pages without a query.
+    author_slugs = models.JSONField(default=list, db_default=[], blank=True, editable=False)
     primary_category = models.ForeignKey(
         Category, null=True, blank=True, on_delete=models.SET_NULL, related_name="primary_papers"
     )
@@ -335,6 +400,13 @@ class Paper(Versioned):
         if self.arxiv_id:
             return reverse("catalog:paper", args=[self.arxiv_id])
         return reverse("catalog:paper_by_pk", args=[self.pk])
+
+    @property
+    def credited_authors(self) -> list[tuple[str, str]]:
+        """(name, slug) of each listed author; a slug is empty where the stored
+        slugs are not in step with the names (rows written before they were kept)."""
+        slugs = self.author_slugs if len(self.author_slugs) == len(self.author_list) else []
+        return [(name, slugs[i] if slugs else "") for i, name in enumerate(self.author_list)]
 
     @property
     def versioned_id(self) -> str:
@@ -478,6 +550,10 @@ class PaperAuthor(models.Model):
         ordering = ["position"]
         constraints = [
             models.UniqueConstraint(fields=["paper", "author"], name="paper_author_once"),
+        ]
+        indexes = [
+            # An author's papers (their page, readers' feeds), met from the index.
+            models.Index(fields=["author", "paper"], name="paper_author_by_author"),
         ]
 
     def __str__(self) -> str:

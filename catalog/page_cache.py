@@ -41,7 +41,7 @@ from catalog.cache import (
     trending_version,
     votes_version,
 )
-from catalog.models import Category, Paper, Tag
+from catalog.models import Author, Category, Paper, Tag
 
 CSRF_PLACEHOLDER = "__catalog_csrf_token__"
 CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
@@ -53,7 +53,8 @@ UPVOTE_SLOT = re.compile(r"<!--slot:upvote:(\d+)-->")
 # A page's upvote counts are read again after this long (or at once after a
 # vote: forget_upvote_counts), so others' votes show within seconds.
 UPVOTE_COUNT_SECONDS = 5
-# What a slot names, by the slot's name: a tag's name and slug, a category's code and name.
+# What a slot names, by the slot's name: a tag's name and slug, a category's code and
+# name, an author's name and slug.
 Targets = dict[str, tuple[str, str]]
 View = Callable[..., HttpResponse]
 
@@ -68,7 +69,7 @@ class ReaderParts(Protocol):
 
     def follow_chip(self, tag: Tag) -> str: ...
 
-    def subscribe_toggle(self, target: Tag | Category, look: str = "button") -> str: ...
+    def subscribe_toggle(self, target: Tag | Category | Author, look: str = "button") -> str: ...
 
     def account_menu(self) -> str: ...
 
@@ -101,9 +102,11 @@ class SharedPageSlots:
     def follow_chip(self, tag: Tag) -> str:
         return self.subscribe_toggle(tag, "chip")
 
-    def subscribe_toggle(self, target: Tag | Category, look: str = "button") -> str:
+    def subscribe_toggle(self, target: Tag | Category | Author, look: str = "button") -> str:
         if isinstance(target, Tag):
             name, fields = f"tag.{target.pk}", (target.name, target.slug)
+        elif isinstance(target, Author):
+            name, fields = f"author.{target.pk}", (target.name, target.slug)
         else:
             name, fields = f"category.{target.pk}", (target.code, target.name)
         self.targets[name] = fields
@@ -135,7 +138,7 @@ class OpenCounts:
     def follow_chip(self, tag: Tag) -> str:
         return self.parts.follow_chip(tag)
 
-    def subscribe_toggle(self, target: Tag | Category, look: str = "button") -> str:
+    def subscribe_toggle(self, target: Tag | Category | Author, look: str = "button") -> str:
         return self.parts.subscribe_toggle(target, look)
 
     def account_menu(self) -> str:
@@ -199,11 +202,14 @@ def fill_slots(html: str, *, parts: ReaderParts, targets: Targets) -> str:
     return PAGE_SLOT.sub(part, html)
 
 
-def _target(name: str, fields: tuple[str, str]) -> Tag | Category:
+def _target(name: str, fields: tuple[str, str]) -> Tag | Category | Author:
     kind, pk = name.split(".")
     if kind == "tag":
         tag_name, slug = fields
         return Tag(pk=int(pk), name=tag_name, slug=slug)
+    if kind == "author":
+        author_name, slug = fields
+        return Author(pk=int(pk), name=author_name, slug=slug)
     code, category_name = fields
     return Category(pk=int(pk), code=code, name=category_name)
 

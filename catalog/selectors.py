@@ -5,19 +5,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias, TypedDict, cast
 
 from django.conf import settings
-from django.db.models import OuterRef, Prefetch, QuerySet, Subquery, TextField, Value
+from django.db.models import Count, F, OuterRef, Prefetch, QuerySet, Subquery, TextField, Value
 from django.http import QueryDict
 from django.urls import reverse
 from django.utils import translation
 
 from catalog.credits import with_credits
-from catalog.filters import PaperFilter
+from catalog.filters import PaperFilter, authored_by
 from catalog.highlight import with_marks
 from catalog.models import (
     NEWEST_FIRST,
+    Author,
     Category,
     CodeLink,
     Paper,
+    PaperAuthor,
     PaperImage,
     PaperTag,
     SimilarPaper,
@@ -27,6 +29,9 @@ from catalog.models import (
 from core.sql import joined_rows, split_rows
 
 FEED_LENGTH = 50
+# How many co-authors and tags an author's page names.
+AUTHOR_COAUTHORS = 10
+AUTHOR_TAGS = 10
 # The language abstracts are written in: readers of any other see their own first.
 ABSTRACT_LANGUAGE = "en"
 PaperCategory = Paper.categories.through
@@ -209,3 +214,39 @@ def feed_items(*, papers: QuerySet[Paper]) -> list[Paper]:
     """The newest papers of a list, with what an RSS/Atom entry shows."""
     tags = Prefetch("tags", queryset=Tag.objects.order_by("name"))
     return list(papers.prefetch_related(tags)[:FEED_LENGTH])
+
+
+def author_papers(*, author: Author) -> QuerySet[Paper]:
+    return authored_by(Paper.objects.visible(), author)
+
+
+class Credited(TypedDict):
+    """A co-author or a tag on an author's page: its name, its address's slug,
+    and on how many of the author's visible papers it is."""
+
+    name: str
+    slug: str
+    paper_count: int
+
+
+def frequent_coauthors(*, author: Author) -> list[Credited]:
+    """The authors most often credited beside the author on visible papers, most first."""
+    rows = (
+        PaperAuthor.objects.filter(paper__in=author_papers(author=author).values("pk"))
+        .exclude(author=author)
+        .values(name=F("author__name"), slug=F("author__slug"))
+        .annotate(paper_count=Count("paper_id"))
+        .order_by("-paper_count", "name")
+    )
+    return cast("list[Credited]", list(rows[:AUTHOR_COAUTHORS]))
+
+
+def author_tags(*, author: Author) -> list[Credited]:
+    """The tags most often on the author's visible papers, most first."""
+    rows = (
+        PaperTag.objects.filter(paper__in=author_papers(author=author).values("pk"))
+        .values(name=F("tag__name"), slug=F("tag__slug"))
+        .annotate(paper_count=Count("paper_id"))
+        .order_by("-paper_count", "name")
+    )
+    return cast("list[Credited]", list(rows[:AUTHOR_TAGS]))

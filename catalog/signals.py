@@ -16,6 +16,10 @@ papers_stored = Signal()
 # Sent by `load_demo` after its papers are committed, with paper_ids: the apps
 # above build at once what the demo pages show (similar papers).
 demo_loaded = Signal()
+# Sent inside the transaction when curators merged authors, with kept (the
+# Author kept) and merged_ids: the apps above move what they hold of the
+# merged authors (readers' follows) onto the kept one.
+authors_merged = Signal()
 
 
 @receiver(papers_stored, dispatch_uid="catalog_arxiv_replaces_gathered_facts")

@@ -13,6 +13,9 @@ urlpatterns = [
     path("tags/", views.tag_index, name="tag_index"),
     path("tags/<slug:slug>/", views.tag_detail, name="tag"),
     path("tags/<slug:slug>/export.<str:fmt>", views.export_tag, name="tag-export"),
+    # <str:>: a name in another script keeps its letters in its slug.
+    path("authors/<str:slug>/", views.author_detail, name="author"),
+    path("authors/<str:slug>/export.<str:fmt>", views.export_author, name="author-export"),
     path("categories/", views.category_index, name="category_index"),
     # <path:>, so that any stored code has an address, even one with a slash
     # (the admin accepts only arXiv's shapes; older rows may not have them).
@@ -21,5 +24,6 @@ urlpatterns = [
     *feed_paths("feeds/latest", feeds.LatestFeed, "latest-feed"),
     *feed_paths("feeds/search", feeds.SearchFeed, "search-feed"),
     *feed_paths("feeds/tags/<slug:slug>", feeds.TagFeed, "tag-feed"),
+    *feed_paths("feeds/authors/<str:slug>", feeds.AuthorFeed, "author-feed"),
     *feed_paths("feeds/categories/<path:code>", feeds.CategoryFeed, "category-feed"),
 ]

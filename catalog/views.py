@@ -35,13 +35,16 @@ from catalog.filters import (
     PaperFilter,
     clean_query,
 )
-from catalog.models import Category, CodeLink, Paper, Tag
+from catalog.models import Author, Category, CodeLink, Paper, Tag
 from catalog.page_cache import cached_page
 from catalog.pagination import CatalogPaginator
 from catalog.selectors import (
     ABSTRACT_LANGUAGE,
+    author_papers,
+    author_tags,
     filter_papers,
     for_cards,
+    frequent_coauthors,
     newest_listed_at,
     page_categories,
     paper_for_page,
@@ -236,6 +239,28 @@ def category_detail(request: HttpRequest, code: str) -> HttpResponse:
     return render_paper_list(request, papers=papers, context=context, catalog_part=category)
 
 
+@safe_methods
+@clean_address
+@limit_pages
+@limit_searches
+@cached_page(**LIST_PARAMETERS)
+def author_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    author = get_object_or_404(Author.objects.select_related("merged_into"), slug=slug)
+    if author.merged_into is not None:  # curators merged this name into another author
+        return redirect(author.merged_into.get_absolute_url(), permanent=True)
+    context = {
+        "author": author,
+        "coauthors": frequent_coauthors(author=author),
+        "author_tags": author_tags(author=author),
+    }
+    return render_paper_list(
+        request,
+        papers=author_papers(author=author),
+        template="catalog/author_detail.html",
+        context=context,
+    )
+
+
 def export_papers(
     request: HttpRequest, *, papers: QuerySet[Paper], fmt: str, name: str
 ) -> StreamingHttpResponse:
@@ -251,6 +276,15 @@ def export_papers(
 @limit_searches
 def export_list(request: HttpRequest, fmt: str) -> StreamingHttpResponse:
     return export_papers(request, papers=Paper.objects.visible(), fmt=fmt, name="papers")
+
+
+@safe_methods
+@limit_pages
+@limit_searches
+def export_author(request: HttpRequest, slug: str, fmt: str) -> StreamingHttpResponse:
+    author = get_object_or_404(Author, slug=slug, merged_into=None)
+    papers = author_papers(author=author)
+    return export_papers(request, papers=papers, fmt=fmt, name=f"author-{author.pk}")
 
 
 @safe_methods

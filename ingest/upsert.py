@@ -32,6 +32,7 @@ from catalog.models import (
     PaperAuthor,
     PaperTag,
     Tag,
+    free_author_slugs,
     normalize_name,
     title_key,
 )
@@ -49,6 +50,7 @@ ARXIV_FIELDS = (
     "abstract",
     "author_names",
     "author_list",
+    "author_slugs",
     "primary_category_id",
     "comment",
     "journal_ref",
@@ -227,14 +229,19 @@ def _merged_moment(
     return given
 
 
-def _authors_by_key(names: set[str]) -> dict[str, tuple[int, str]]:
-    """(id, name) of the Author for each of the names, created where missing.
+# An author as a paper credits it: (id, name, slug).
+CreditedAuthor = tuple[int, str, str]
 
-    Spellings that differ only in case and spacing share one Author, named as
-    first stored. Like catalog.services.upsert_authors, without a model
-    instance per row: a snapshot batch names some ten thousand authors. Rows
-    go in sorted by key, so concurrent batches take unique-index locks in one
-    order.
+
+def _authors_by_key(names: set[str]) -> dict[str, CreditedAuthor]:
+    """The Author each of the names is filed under, created where missing: a
+    name curators merged into another author gives that author.
+
+    Spellings that differ only in case, spacing and accents share one Author,
+    named as first stored. Like catalog.services.upsert_authors, without a
+    model instance per row: a snapshot batch names some ten thousand authors.
+    Rows go in sorted by key, so concurrent batches take unique-index locks in
+    one order; a row lost to a slug another batch just took is tried again.
     """
     key_of: dict[str, str] = {}
     spelled: dict[str, str] = {}
@@ -242,26 +249,39 @@ def _authors_by_key(names: set[str]) -> dict[str, tuple[int, str]]:
         if cleaned := " ".join(name.split()):
             key_of[name] = normalize_name(cleaned)
             spelled.setdefault(key_of[name], cleaned)
-    fields = _fields(Author, "name", "normalized_name")
+    fields = _fields(Author, "name", "normalized_name", "slug")
     author, columns = _table(Author), _columns(fields)
-    rows = ((name, key) for key, name in spelled.items())
-    with _staged(fields, rows) as staged, connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {author} ({columns}) SELECT {columns} FROM {staged}"  # noqa: S608
-            " WHERE true ORDER BY normalized_name ON CONFLICT (normalized_name) DO NOTHING"
+    by_key: dict[str, CreditedAuthor] = {}
+    for _ in range(3):
+        missing = {key: name for key, name in spelled.items() if key not in by_key}
+        if not missing:
+            break
+        stored = dict(
+            Author.objects.filter(normalized_name__in=list(missing)).values_list(
+                "normalized_name", "pk"
+            )
         )
-        cursor.execute(
-            f"SELECT a.normalized_name, a.id, a.name FROM {author} a"  # noqa: S608
-            f" JOIN {staged} s ON s.normalized_name = a.normalized_name"
+        new = {key: name for key, name in missing.items() if key not in stored}
+        slugs = free_author_slugs(list(new.values()))
+        rows = ((name, key, slugs[name]) for key, name in new.items())
+        with _staged(fields, rows) as staged, connection.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO {author} ({columns}) SELECT {columns} FROM {staged}"  # noqa: S608
+                " WHERE true ORDER BY normalized_name ON CONFLICT DO NOTHING"
+            )
+        found = Author.objects.filter(normalized_name__in=list(missing)).select_related(
+            "merged_into"
         )
-        by_key = {key: (pk, name) for key, pk, name in cursor.fetchall()}
+        for row in found:
+            credited = row.credited
+            by_key[row.normalized_name] = (credited.pk, credited.name, credited.slug)
     return {name: by_key[key] for name, key in key_of.items()}
 
 
 def _upsert_round(
     records: list[ArxivRecord],
     *,
-    authors: dict[str, tuple[int, str]],
+    authors: dict[str, CreditedAuthor],
     categories: dict[str, Category],
     title_keys: dict[str, str],
     match_titles: bool,
@@ -404,7 +424,7 @@ def _plan(
     paper: Paper | None,
     *,
     title_key: str,
-    authors: dict[str, tuple[int, str]],
+    authors: dict[str, CreditedAuthor],
     categories: dict[str, Category],
     links: dict[int, list[CodeLink]],
 ) -> _Planned:
@@ -423,8 +443,9 @@ def _plan(
         "title": record.title,
         "title_key": title_key,
         "abstract": record.abstract,
-        "author_names": ", ".join(name for _, name in ordered_authors),
-        "author_list": [name for _, name in ordered_authors],
+        "author_names": ", ".join(name for _, name, _ in ordered_authors),
+        "author_list": [name for _, name, _ in ordered_authors],
+        "author_slugs": [slug for _, _, slug in ordered_authors],
         "primary_category_id": categories[record.primary_category].pk
         if record.primary_category
         else None,
@@ -447,7 +468,7 @@ def _plan(
     return _Planned(
         record=record,
         values=values,
-        author_ids=[pk for pk, _ in ordered_authors],
+        author_ids=[pk for pk, _, _ in ordered_authors],
         category_ids=category_ids,
         code_urls={
             url: (source, kind)

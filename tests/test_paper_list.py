@@ -57,7 +57,11 @@ def test_entry_shows_id_code_community_link_authors_tags_and_abstract(client):
     assert 'href="https://github.com/kaiwenzha/rl-tango"' in html
     assert 'href="https://huggingface.co/papers/2505.15034" rel="noopener">Hugging Face</a>' in html
     assert 'href="/papers/2505.15034/"' in html
-    assert "Kaiwen Zha, Zhengqi Gao, Maohao Shen, Zhang-Wei Hong et al." in html
+    assert (
+        '<a href="/authors/kaiwen-zha/">Kaiwen Zha</a>, <a href="/authors/zhengqi-gao/">Zhengqi Gao'
+        '</a>, <a href="/authors/maohao-shen/">Maohao Shen</a>, <a href="/authors/zhang-wei-hong/">'
+        "Zhang-Wei Hong</a> et al."
+    ) in html
     assert "Duane Boning" not in html
     assert 'href="/tags/r1-reasoning/"' in html
     assert paper.abstract in html

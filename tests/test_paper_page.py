@@ -64,7 +64,9 @@ def test_paper_page_shows_everything(client, paper):
 
     assert "RL Tango: Reinforcing Generator and Verifier Together" in html
     assert "arXiv:2505.15034v2" in html
-    assert "Kaiwen Zha, Zhengqi Gao" in html
+    assert (
+        '<a href="/authors/kaiwen-zha/">Kaiwen Zha</a>, <a href="/authors/zhengqi-gao/">Zhengqi Gao'
+    ) in html
     assert "Reinforcement learning has emerged" in html
     assert "https://github.com/kaiwenzha/rl-tango" in html
     assert "https://github.com/fan/tango-repro" in html

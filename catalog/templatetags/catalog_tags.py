@@ -12,7 +12,7 @@ from django.utils.safestring import SafeString, mark_safe
 from catalog import cards, filters, highlight, page_cache
 from catalog.exports import scholarly_article
 from catalog.latex import latex_to_html, latex_to_text
-from catalog.models import Category, Paper, Tag
+from catalog.models import Author, Category, Paper, Tag
 from catalog.models import tag_label as label_of_tag
 from catalog.rendering import render_markdown
 from catalog.trending import WINDOWS
@@ -140,7 +140,7 @@ def paper_card(context: template.Context, paper: Paper) -> SafeString:
 # from the site's own templates and escaped there.
 @register.simple_tag(takes_context=True)
 def subscribe_toggle(
-    context: template.Context, target: Tag | Category, look: str = "button"
+    context: template.Context, target: Tag | Category | Author, look: str = "button"
 ) -> SafeString:
     return mark_safe(_parts(context).subscribe_toggle(target, look))  # noqa: S308
 

@@ -46,6 +46,7 @@ PUBLIC = [
     "/daily/",  # the latest day's edition
     "/tags/reasoning/daily/",
     "/readers/Ada/",  # a reader's public profile
+    "/authors/kaiwen-zha/",
     "/accounts/login/",
     "/accounts/signup/",
     "/accounts/password/reset/",
@@ -57,6 +58,7 @@ READER = [
     "/",
     "/papers/2505.15034/",
     "/tags/reasoning/",
+    "/authors/kaiwen-zha/",
     "/feed/",
     "/feed/for-you/",
     "/saved/",
@@ -96,6 +98,7 @@ def catalog(settings, tmp_path):
     ]
     reader = UserFactory()
     SubscriptionFactory(user=reader, tag=reasoning)
+    SubscriptionFactory(user=reader, author=paper.authors.get(name="Kaiwen Zha"))
     SavedPaperFactory(user=reader, paper=paper)
     # A trending paper, with its badge.
     trending.record_signal(paper_id=paper.pk, reader_id=reader.pk, kind=ReaderSignal.Kind.SAVE)
