@@ -15,7 +15,7 @@ from django.utils.http import parse_http_date_safe
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError
 
-from api import personal, public
+from api import discussion, personal, public
 from api.auth import RateLimited
 from api.cursors import CursorError
 from api.queries import FilterError
@@ -125,5 +125,7 @@ def server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
     raise exc
 
 
+# Before the public router: its /papers/{path:ref} would take the comments' paths too.
+api.add_router("", discussion.router)
 api.add_router("", public.router)
 api.add_router("/me", personal.router)
