@@ -677,6 +677,7 @@ CELERY_TASK_ROUTES = {
     # hold up digests.
     "accounts.tasks.refresh_recommendations": {"queue": "enrichment"},
     "accounts.tasks.*": {"queue": "mail"},
+    "discussion.tasks.*": {"queue": "mail"},
 }
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 # django-celery-beat's scheduler, leaving a heartbeat for the health check.

@@ -12,7 +12,7 @@ from django.test import Client
 from django.utils import timezone
 
 from accounts.services import create_api_token
-from catalog.models import CurationEvent, Paper
+from catalog.models import CurationEvent
 from discussion import mail, services
 from discussion.models import Comment, CommenterBan, CommentReport, DiscussionFollow
 from tests.accounts_factories import CuratorFactory, UserFactory
@@ -71,7 +71,7 @@ def test_a_reader_comments_and_replies_and_sees_both_on_the_page(reader_client, 
     page = reader_client.get("/papers/2505.00001/discussion/")
     html = page.content.decode()
     assert page.status_code == 200
-    assert "<strong>result</strong>" in html and "katex" in html.lower() or "math" in html
+    assert ("<strong>result</strong>" in html and "katex" in html.lower()) or "math" in html
     assert "A reply to the reply." in html and "Ada" in html
     paper.refresh_from_db()
     assert paper.comment_count == 3
@@ -278,7 +278,7 @@ def test_the_discussion_feed(client, reader, paper):
 def test_the_public_profile_lists_the_readers_comments(client, reader, paper):
     comment_by(reader, paper, "On my profile.")
     html = client.get("/readers/Ada/").content.decode()
-    assert "On my profile." in html and f"#comment-" in html
+    assert "On my profile." in html and "#comment-" in html
 
 
 def test_api_lists_and_posts_comments(client, reader, paper):
@@ -349,3 +349,11 @@ def test_followers_get_new_comments_in_one_mail_with_one_click_unsubscribe(reade
     assert client.post(f"/{path}").status_code == 200
     assert not DiscussionFollow.objects.filter(user=follower).exists()
     assert client.get("/discussion/unsubscribe/bogus/").status_code == 400
+
+
+@pytest.mark.parametrize(("language", "expected"), [("ko", "댓글 달기"), ("zh-hans", "发表评论")])
+def test_the_discussion_speaks_the_readers_language(reader_client, paper, language, expected):
+    html = reader_client.get(
+        f"/discussion/{paper.pk}/", HTTP_ACCEPT_LANGUAGE=language
+    ).content.decode()
+    assert expected in html
