@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db.models import Q
 from django.http import HttpRequest
-from ninja import Field, Query, Router, Schema
+from ninja import Field, Query, Router, Schema, Status
 
 from api import auth, cursors, schemas
 from api.queries import paper_by_ref
@@ -93,7 +93,7 @@ def comments(request: HttpRequest, ref: str, paging: Query[CommentPaging]) -> di
 )
 def post_comment(
     request: HttpRequest, ref: str, payload: schemas.CommentIn
-) -> tuple[int, dict[str, Any]]:
+) -> Status[dict[str, Any]]:
     """Post a comment, or with `parent` a reply, as the token's reader (who then
     follows the discussion). Refused with 400 for an empty, too long or (from a
     new account) linking body or a parent of another paper, 403 for a locked
@@ -108,5 +108,5 @@ def post_comment(
     except CommentRefused as refused:
         if refused.status == 429:
             raise auth.RateLimited(retry_after=refused.retry_after or 1) from refused
-        return refused.status, {"detail": refused.message}
-    return 201, comment_out(with_authors(Comment.objects.filter(pk=comment.pk)).get())
+        return Status(refused.status, {"detail": refused.message})
+    return Status(201, comment_out(with_authors(Comment.objects.filter(pk=comment.pk)).get()))
