@@ -19,10 +19,10 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, ValidationError
 from ninja.openapi.schema import OpenAPISchema
 
-from api import personal, public
+from api import discussion, personal, public
 from api.auth import RateLimited
 from api.cursors import CursorError
-from api.http import PROBLEM_CONTENT_TYPE, problem
+from api.http import PROBLEM_CONTENT_TYPE, Refused, problem
 from api.queries import FilterError
 
 logger = logging.getLogger(__name__)
@@ -146,6 +146,11 @@ def bad_filters(request: HttpRequest, exc: FilterError) -> HttpResponse:
     return error(request, str(exc), status=400, errors=exc.errors)
 
 
+@api.exception_handler(Refused)
+def refused(request: HttpRequest, exc: Refused) -> HttpResponse:
+    return error(request, exc.message, status=exc.status)
+
+
 @api.exception_handler(CursorError)
 def bad_cursor(request: HttpRequest, exc: CursorError) -> HttpResponse:
     return error(request, str(exc), status=400)
@@ -158,6 +163,8 @@ def server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
     raise exc
 
 
+# Before the public router: its /papers/{path:ref} would take the comments' paths too.
+api.add_router("", discussion.router)
 api.add_router("", personal.papers_router)
 api.add_router("", public.router)
 api.add_router("/me", personal.router)

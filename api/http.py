@@ -19,6 +19,15 @@ def problem(status: int, detail: str, **extra: Any) -> dict[str, Any]:
     return {"type": "about:blank", "title": title, "status": status, "detail": detail, **extra}
 
 
+class Refused(Exception):
+    """A request the API turns down, answered as problem details with its status."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
 def keep_private(response: HttpResponse) -> None:
     """A reader's own answer: kept by their client (which may revalidate it), never
     by a shared cache."""

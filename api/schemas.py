@@ -227,3 +227,30 @@ class SubscriptionState(Schema):
     kind: Literal["tag", "category"]
     key: str
     subscribed: bool
+
+
+class CommentOut(Schema):
+    id: int
+    parent: int | None = Field(description="The comment this replies to; null for a new thread.")
+    author: str | None = Field(description="The author's display name; null when they have none.")
+    body: str | None = Field(description="The Markdown written; null when deleted or hidden.")
+    body_html: str | None = Field(description="The body as sanitised HTML; null likewise.")
+    state: Literal["shown", "deleted", "hidden"] = Field(
+        description="deleted by its author, or hidden by a curator: its text is gone from here."
+    )
+    created_at: datetime.datetime
+    edited_at: datetime.datetime | None
+
+
+class CommentPage(Schema):
+    items: list[CommentOut]
+    next_cursor: str | None = Field(
+        description="Pass as `cursor` for the next page; null on the last page."
+    )
+
+
+class CommentIn(Schema):
+    body: str = Field(description="Markdown, with $math$.")
+    parent: int | None = Field(
+        None, description="A comment of this paper to reply to; null for a new thread."
+    )

@@ -60,6 +60,8 @@ def scenarios(*, tag: str, category: str, common: str, rare: str, phrase: str) -
         Scenario("pages", "page 50", "/?page=50", list_ms),
         Scenario("pages", "page 5,000", "/?page=5000", list_ms),
         Scenario("paper", "paper page", "", 10),
+        # The path is the discussion of a paper with 200 comments (below).
+        Scenario("paper", "discussion, 200 comments", "", 25),
         Scenario("browse", "/tags/ with counts", "/tags/", 25),
         Scenario("browse", "/categories/ with counts", "/categories/", 25),
         Scenario("reader", "personal feed, 30 subscriptions", "/feed/", 25, reader=True),
@@ -145,6 +147,32 @@ def measure(scenario: Scenario, client, reader, requests: int, warmup: int) -> T
     )
 
 
+def with_comments(paper, *, count: int = 200):
+    """The paper, given `count` comments (a reply under every fourth) by the
+    benchmark's readers the first time it is asked for."""
+    from django.contrib.auth import get_user_model
+
+    from catalog.rendering import render_markdown
+    from discussion.models import Comment
+    from discussion.services import recount
+
+    missing = count - Comment.objects.filter(paper=paper).count()
+    if missing <= 0:
+        return paper
+    writers = list(get_user_model().objects.order_by("pk")[:20])
+    body = "A remark on **the method**, with $x^2$ in it."
+    html = render_markdown(body)
+    for n in range(missing):
+        parent = None
+        if n % 4 == 3:
+            parent = Comment.objects.filter(paper=paper, parent=None).order_by("-id").first()
+        Comment.objects.create(
+            paper=paper, author=writers[n % len(writers)], parent=parent, body=body, body_html=html
+        )
+    recount(paper.pk)
+    return paper
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=50)
@@ -188,6 +216,12 @@ def main() -> None:
             scenario = Scenario(**{**asdict(scenario), "path": paper.get_absolute_url()})
         if scenario.label == "author page":
             scenario = Scenario(**{**asdict(scenario), "path": author.get_absolute_url()})
+        if scenario.label == "discussion, 200 comments":
+            discussed = with_comments(Paper.objects.visible().order_by("-id")[1001])
+            path = f"/p/{discussed.pk}/discussion/"
+            if discussed.arxiv_id:
+                path = f"/papers/{discussed.arxiv_id}/discussion/"
+            scenario = Scenario(**{**asdict(scenario), "path": path})
         if scenario.label == "daily edition":
             day = paper.announced_or_added_at.date().isoformat()
             scenario = Scenario(**{**asdict(scenario), "path": f"/daily/{day}/"})

@@ -67,6 +67,11 @@ BEAT_SCHEDULE = {
         "task": "accounts.tasks.send_due_digests",
         "schedule": TzAwareCrontab(minute="0", tz=UTC),
     },
+    # Followers of a discussion get its new comments at most every half hour, in one mail.
+    "Send new comments to the discussions' followers": {
+        "task": "discussion.tasks.send_discussion_mail",
+        "schedule": timedelta(minutes=30),
+    },
     # Sessions past their expiry are never read again; their rows go.
     "Delete expired sessions": {
         "task": "core.tasks.clear_expired_sessions",

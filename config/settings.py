@@ -151,6 +151,7 @@ INSTALLED_APPS = [
     "allauth.account",
     "allauth.socialaccount",
     "accounts",
+    "discussion",
     "curation",
     # The API (api/) and ninja's own static files for its docs page.
     "ninja",
@@ -426,6 +427,19 @@ SEARCH_RATE_LIMIT = rate("SEARCH_RATE_LIMIT", "60/m")
 FEED_RATE_LIMIT = rate("FEED_RATE_LIMIT", "60/m")
 # Upvotes and their taking back, per reader, on the site and in the API alike.
 VOTE_RATE_LIMIT = rate("VOTE_RATE_LIMIT", "30/m")
+# Comments a reader may post, and comments one address may post (discussion.services).
+COMMENT_READER_RATE_LIMIT = rate("COMMENT_READER_RATE_LIMIT", "5/m")
+COMMENT_ADDRESS_RATE_LIMIT = rate("COMMENT_ADDRESS_RATE_LIMIT", "20/h")
+# A comment's length, how long its author may edit it, and the links an account
+# younger than DISCUSSION_NEW_ACCOUNT_DAYS may put in one.
+COMMENT_MAX_LENGTH = number("COMMENT_MAX_LENGTH", 5000, unit="a number of characters", at_least=1)
+COMMENT_EDIT_MINUTES = number("COMMENT_EDIT_MINUTES", 15, unit="a number of minutes", at_least=0)
+DISCUSSION_NEW_ACCOUNT_DAYS = number(
+    "DISCUSSION_NEW_ACCOUNT_DAYS", 3, unit="a number of days", at_least=0
+)
+DISCUSSION_NEW_ACCOUNT_LINKS = number(
+    "DISCUSSION_NEW_ACCOUNT_LINKS", 0, unit="a number of links", at_least=0
+)
 SILENCED_SYSTEM_CHECKS = [
     # django-ratelimit knows django-redis's cache, not our subclasses of it.
     "django_ratelimit.W001",
@@ -667,6 +681,7 @@ CELERY_TASK_ROUTES = {
     # Upvote counts are recounted beside trending, not behind the digests.
     "accounts.tasks.refresh_vote_counts": {"queue": "celery"},
     "accounts.tasks.*": {"queue": "mail"},
+    "discussion.tasks.*": {"queue": "mail"},
 }
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 # django-celery-beat's scheduler, leaving a heartbeat for the health check.

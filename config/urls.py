@@ -19,6 +19,7 @@ urlpatterns = [
     path("opensearch.xml", sitemaps.opensearch, name="opensearch"),
     path("accounts/", include("allauth.urls")),
     path("", include("accounts.urls")),
+    path("", include("discussion.urls")),
     path("", include("curation.urls")),
     path("", include("editions.urls")),
     path("", include("catalog.urls")),

@@ -12,6 +12,8 @@ from accounts.models import Profile
 from catalog.models import Paper
 from catalog.selectors import for_cards, with_list_related
 from curation.models import SuggestedPaper
+from discussion import selectors as discussion_selectors
+from discussion.models import Comment
 
 # A profile lists this many of the reader's newest accepted suggestions.
 PROFILE_PAPERS = 50
@@ -60,7 +62,6 @@ def upvoted_papers(*, profile: Profile) -> QuerySet[Paper] | None:
     return for_cards(with_list_related(papers), searched="")[:PROFILE_PAPERS]
 
 
-def reader_comments(*, profile: Profile) -> list[Any] | None:
-    """The reader's comments, once the site has them."""
-    selector = _optional_selector("reader_comments")
-    return None if selector is None else list(selector(user=profile.user))
+def reader_comments(*, profile: Profile) -> list[Comment]:
+    """The reader's newest shown comments, with their papers."""
+    return list(discussion_selectors.reader_comments(user=profile.user))

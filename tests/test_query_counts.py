@@ -9,6 +9,7 @@ from django.db import connection
 from catalog import page_cache, pagination
 from catalog.models import CurationEvent, Paper
 from curation.models import SuggestedPaper, Suggestion
+from discussion import services as discussion_services
 from editions import services as edition_services
 from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
 from tests.factories import CategoryFactory, CodeLinkFactory, PaperFactory, TagFactory
@@ -148,8 +149,8 @@ def public_reader(catalog):
 
 
 # A reader's public profile: the profile with its user, their accepted papers
-# (with what a card shows), the papers' tags.
-PROFILE_PAGE = 3
+# (with what a card shows), the papers' tags, their comments with their papers.
+PROFILE_PAGE = 4
 
 
 def test_anonymous_profile_page(client, public_reader, django_assert_num_queries):
@@ -228,3 +229,42 @@ def test_a_stored_page_reads_its_upvote_counts_in_one_query_every_few_seconds(
     page_cache.forget_upvote_counts(Paper.objects.values_list("pk", flat=True))
     with django_assert_num_queries(1):
         client.get("/")
+
+
+@pytest.fixture
+def discussed(catalog):
+    paper = catalog["paper"]
+    writers = UserFactory.create_batch(
+        3, date_joined=datetime.datetime(2020, 1, 1, tzinfo=datetime.UTC)
+    )
+    for n in range(6):
+        top = discussion_services.post_comment(
+            user=writers[n % 3], paper=paper, body=f"Comment {n}", parent_id=None
+        )
+        discussion_services.post_comment(
+            user=writers[(n + 1) % 3], paper=paper, body="A reply", parent_id=top.pk
+        )
+    return paper
+
+
+# A paper's discussion: the paper, its comments with their authors' names, the
+# lock (and for a reader their ban and follow) in one query.
+DISCUSSION_PAGE = 3
+
+
+def test_anonymous_discussion_page(client, discussed, django_assert_num_queries):
+    url = f"/papers/{discussed.arxiv_id}/discussion/"
+    with django_assert_num_queries(DISCUSSION_PAGE):
+        assert client.get(url).status_code == 200
+    # The fragment the paper page loads: the same, the paper found by its key.
+    with django_assert_num_queries(DISCUSSION_PAGE):
+        assert client.get(f"/discussion/{discussed.pk}/").status_code == 200
+
+
+def test_reader_discussion_page(client, reader, discussed, django_assert_num_queries):
+    url = f"/papers/{discussed.arxiv_id}/discussion/"
+    client.get(url)
+    # the user, the page's own queries
+    with django_assert_num_queries(1 + DISCUSSION_PAGE):
+        html = client.get(url).content.decode()
+    assert html.count('class="comment"') == 12

@@ -12,6 +12,10 @@ document.addEventListener("DOMContentLoaded", () => {
   setUpOpenedBeacons();
   setUpImageViewer();
   setUpLiveFilters();
+  // A discussion htmx swapped in (on the paper page, after a post) has math too.
+  document.addEventListener("htmx:afterSettle", () => {
+    for (const body of document.querySelectorAll(".discussion-body")) typesetMath(body);
+  });
   enhance(document);
 });
 

@@ -16,6 +16,7 @@ from accounts.models import Profile
 from catalog import trending
 from catalog.models import PaperImage, ReaderSignal, SimilarPaper, Summary
 from discovery.models import Recommendation
+from discussion import services as discussion
 from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
 from tests.e2e.conftest import WATCH_POLICY_VIOLATIONS, png, policy_violations
 from tests.factories import (
@@ -39,6 +40,7 @@ PUBLIC = [
     "/trending/",
     "/?sort=trending&window=24h",
     "/papers/2505.15034/",
+    "/papers/2505.15034/discussion/",
     "/tags/",
     "/tags/reasoning/",
     "/categories/",
@@ -53,10 +55,11 @@ PUBLIC = [
     "/no-such-page/",
     "/api/docs",
 ]
-ADMIN = ["/admin/catalog/paper/", "/admin/ingest/linkrequest/add/"]
+ADMIN = ["/admin/catalog/paper/", "/admin/ingest/linkrequest/add/", "/admin/discussion/comment/"]
 READER = [
     "/",
     "/papers/2505.15034/",
+    "/papers/2505.15034/discussion/",
     "/tags/reasoning/",
     "/authors/kaiwen-zha/",
     "/feed/",
@@ -119,6 +122,15 @@ def catalog(settings, tmp_path):
     profile.recommended_at = timezone.now()
     profile.display_name, profile.public_profile = "Ada", True
     profile.save()
+    # A discussion: the reader's comment with math, another's reply, one deleted.
+    other = UserFactory()
+    Profile.objects.filter(user=other).update(display_name="Grace", public_profile=True)
+    mine = discussion.post_comment(
+        user=reader, paper=paper, body="The bound on $\\epsilon$ is **tight**.", parent_id=None
+    )
+    discussion.post_comment(user=other, paper=paper, body="Agreed.", parent_id=mine.pk)
+    gone = discussion.post_comment(user=other, paper=paper, body="Oops.", parent_id=None)
+    discussion.delete_comment(user=other, comment=gone)
     return reader
 
 
