@@ -16,7 +16,7 @@ from typing import Any
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.cache import get_conditional_response, patch_vary_headers, set_response_etag
 from ninja import NinjaAPI
-from ninja.errors import AuthenticationError, ValidationError
+from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.openapi.schema import OpenAPISchema
 
 from api import discussion, personal, public
@@ -144,6 +144,12 @@ def not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
 @api.exception_handler(FilterError)
 def bad_filters(request: HttpRequest, exc: FilterError) -> HttpResponse:
     return error(request, str(exc), status=400, errors=exc.errors)
+
+
+@api.exception_handler(HttpError)
+def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    # ninja's own refusals, such as a body that is not JSON.
+    return error(request, f"{exc.message.rstrip('.')}.", status=exc.status_code)
 
 
 @api.exception_handler(Refused)

@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from django.core.exceptions import EmptyResultSet
 from django.core.paginator import EmptyPage, Page, Paginator
 from django.db import connection, connections
 from django.db.models import IntegerField, QuerySet, Subquery
@@ -118,7 +119,10 @@ def estimated_count(rows: QuerySet[Any, Any]) -> int:
     """The planner's row estimate for a query, rounded to two significant figures;
     kept in the catalog cache until the catalog changes, since planning a
     reader's feed again costs as much as a query of its own."""
-    sql, params = rows.query.get_compiler(using=rows.db).as_sql()
+    try:
+        sql, params = rows.query.get_compiler(using=rows.db).as_sql()
+    except EmptyResultSet:  # a filter Django knows matches nothing (pk__in=[])
+        return 0
     return cached_read(
         "estimate", lambda: _planner_estimate(rows.db, sql, params), sql, repr(params)
     )

@@ -9,7 +9,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.core import signing
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -67,10 +67,10 @@ def back_to(paper: Paper, comment: Comment | None = None) -> HttpResponse:
 @safe_methods
 @limit_pages
 def page(request: HttpRequest, arxiv_id: str) -> HttpResponse:
+    # As the paper's own page: a versioned or prefixed id has one canonical
+    # address, and any other is looked up as stored.
     parsed = arxiv_ids.split_version(arxiv_id)
-    if parsed is None:
-        raise Http404("This is not an arXiv id.")
-    if parsed[0] != arxiv_id:
+    if parsed and parsed[0] != arxiv_id:
         return redirect("discussion:page", arxiv_id=parsed[0], permanent=True)
     return render_discussion(request, visible_paper(arxiv_id=arxiv_id))
 

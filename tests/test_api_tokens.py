@@ -231,3 +231,32 @@ def test_token_requests_are_limited_per_token(client, reader, settings):
     assert statuses == [200, 200, 200, 200, 429]
     assert refused.status_code == 429
     assert int(refused["Retry-After"]) > 0
+
+
+def test_a_reader_following_nothing_gets_an_empty_feed_whatever_the_filters(client):
+    reader = UserFactory()
+    _, secret = services.create_api_token(user=reader, name="empty")
+
+    response = client.get(
+        "/api/v1/me/feed?q=%C3%94reasoning&has_code=1&period=365d&to=6439-02-10&sort=newest",
+        **bearer(secret),
+    )
+
+    assert response.status_code == 200
+    assert response.json() == {"items": [], "next_cursor": None}
+
+
+def test_a_body_that_is_not_json_is_a_problem_not_a_crash(client):
+    paper = PaperFactory()
+    _, secret = services.create_api_token(user=UserFactory(), name="bad body")
+
+    response = client.post(
+        f"/api/v1/papers/{paper.pk}/comments",
+        data=b"\x00",
+        content_type="application/json",
+        **bearer(secret),
+    )
+
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/problem+json"
+    assert "body" in response.json()["detail"]

@@ -357,3 +357,12 @@ def test_the_discussion_speaks_the_readers_language(reader_client, paper, langua
         f"/discussion/{paper.pk}/", HTTP_ACCEPT_LANGUAGE=language
     ).content.decode()
     assert expected in html
+
+
+def test_a_discussion_is_found_by_any_stored_id_as_the_paper_page_is(client):
+    # An id the arXiv parser does not read, as the paper's own page takes it.
+    paper = PaperFactory(arxiv_id="2612.0998992")
+
+    assert client.get(paper.get_absolute_url()).status_code == 200
+    assert client.get(f"/papers/{paper.arxiv_id}/discussion/").status_code == 200
+    assert client.get("/papers/2612.0998993/discussion/").status_code == 404
