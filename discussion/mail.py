@@ -5,17 +5,15 @@ unsubscribe (a signed token naming the reader; RFC 8058 headers)."""
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.core import signing
-from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef
-from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import timezone, translation
+from django.utils import timezone
 
 from catalog.models import Paper
+from core.mail import absolute_url, send_unsubscribable
 from discussion.models import Comment, DiscussionFollow
 
 UNSUBSCRIBE_SALT = "discussion.unsubscribe"
@@ -37,11 +35,6 @@ def user_for_token(token: str) -> User | None:
 class PaperNews:
     paper: Paper
     comments: Sequence[Comment] = field(default_factory=list)
-
-
-def absolute_url(path: str) -> str:
-    root: str = settings.SITE_ROOT
-    return root.rstrip("/") + path
 
 
 def news_for(follows: list[DiscussionFollow]) -> list[PaperNews]:
@@ -68,27 +61,13 @@ def send_news(*, user: User, news: list[PaperNews], language: str) -> None:
     unsubscribe_url = absolute_url(
         reverse("discussion:unsubscribe", args=[unsubscribe_token(user)])
     )
-    context = {
-        "news": news,
-        "site_name": settings.SITE_NAME,
-        "site_root": settings.SITE_ROOT.rstrip("/"),
-        "unsubscribe_url": unsubscribe_url,
-    }
-    with translation.override(language or settings.LANGUAGE_CODE):
-        subject = " ".join(render_to_string("emails/discussion-subject.txt", context).split())
-        text = render_to_string("emails/discussion-body.txt", context)
-        html = render_to_string("emails/discussion-body.html", context)
-    message = EmailMultiAlternatives(
-        subject=subject,
-        body=text,
-        to=[user.email],
-        headers={
-            "List-Unsubscribe": f"<{unsubscribe_url}>",
-            "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
-        },
+    send_unsubscribable(
+        to=user.email,
+        templates="emails/discussion",
+        context={"news": news},
+        unsubscribe_url=unsubscribe_url,
+        language=language,
     )
-    message.attach_alternative(html, "text/html")
-    message.send()
 
 
 def send_due_mail() -> int:
