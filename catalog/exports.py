@@ -152,14 +152,11 @@ def scholarly_article(paper: Paper, *, url: str) -> dict[str, Any]:
         "author": authors,
         "url": url,
         "isAccessibleForFree": True,
+        # First published, or for a paper known only from here the day it was added.
+        "datePublished": paper.list_date.text,
+        "dateCreated": paper.added_at.isoformat(timespec="seconds"),
         "dateModified": paper.changed_at.isoformat(timespec="seconds"),
     }
-    if paper.published_at:
-        article["datePublished"] = (
-            paper.published_at.strftime("%Y-%m")
-            if paper.published_precision == Paper.DatePrecision.MONTH
-            else paper.published_at.date().isoformat()
-        )
     if paper.abstract:
         article["abstract"] = plain(paper.abstract)
     identifiers = []

@@ -451,6 +451,13 @@ class Paper(Versioned):
         return ShownDate(_("Added here"), self.added_at, _utc_day(self.added_at))
 
     @property
+    def citation_date(self) -> str:
+        """The list's date as reference managers read it (Highwire's Y/M/D, or Y/M
+        for a paper known to the month): a paper known only from here has the day
+        it was added."""
+        return self.list_date.text.replace("-", "/")
+
+    @property
     def version_date(self) -> "ShownDate | None":
         """The current version's date, beside the first published one on cards,
         when it is a later version of another day."""

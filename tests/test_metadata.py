@@ -81,6 +81,20 @@ def test_a_paper_known_to_the_month_says_only_the_month(client):
     assert values(tags, "citation_publication_date") == [paper.published_at.strftime("%Y/%m")]
 
 
+def test_a_paper_known_only_from_here_is_dated_the_day_it_was_added(client):
+    added = datetime.datetime(2025, 6, 7, 12, 0, tzinfo=datetime.UTC)
+    paper = PaperFactory(arxiv_id=None, version=None, published_at=None, added_at=added)
+
+    page = client.get(paper.get_absolute_url()).content.decode()
+
+    tags = meta(page)
+    assert values(tags, "citation_publication_date") == ["2025/06/07"]
+    assert values(tags, "citation_online_date") == ["2025/06/07"]
+    assert values(tags, "article:published_time") == ["2025-06-07T12:00:00+00:00"]
+    block = page.split('<script type="application/ld+json">', 1)[1].split("</script>", 1)[0]
+    assert json.loads(block)["datePublished"] == "2025-06-07"
+
+
 def test_every_page_links_the_opensearch_description(client):
     links = meta(client.get("/").content.decode()).links
     search = [link for link in links if link.get("rel") == "search"]
