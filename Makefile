@@ -67,12 +67,13 @@ run: $(VENV)/.installed-site .env
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 # Browser tests drive Debian's Chromium, the load and flood tests Debian's wrk,
-# the production-shape tests Debian's nginx, each installed when missing (never
-# a browser build of Playwright's own).
+# the production-shape tests Debian's nginx and PgBouncer, each installed when
+# missing (never a browser build of Playwright's own).
 CHROMIUM := /usr/bin/chromium
 WRK := /usr/bin/wrk
 NGINX := /usr/sbin/nginx
-$(CHROMIUM) $(WRK) $(NGINX):
+PGBOUNCER := /usr/sbin/pgbouncer
+$(CHROMIUM) $(WRK) $(NGINX) $(PGBOUNCER):
 	apt-get install -y $(notdir $@) || (apt-get update && apt-get install -y $(notdir $@))
 # The exports' BibTeX is typeset by pdflatex and bibtex in the suite (TeX Live's base).
 PDFLATEX := /usr/bin/pdflatex
@@ -101,7 +102,7 @@ PYTEST = DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest -n $(PYTEST_WORK
 check: lint
 	$(PYTEST) -m "not slow and not long"
 
-test: lint $(CHROMIUM) $(NGINX) $(WRK) $(PDFLATEX)
+test: lint $(CHROMIUM) $(NGINX) $(WRK) $(PDFLATEX) $(PGBOUNCER)
 	# Tests marked long (faults timed over minutes) run in `make reliability`.
 	$(PYTEST) -m "not long" --durations=25
 	# The embedded default: the demo must also come up on a bare SQLite file,

@@ -234,7 +234,14 @@ if DATABASE_REPLICA_URL:
         MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
         "config.db_routers.PrimaryAfterWriteMiddleware",
     )
+# The database URLs point at a pooler that lends a server connection for one
+# transaction at a time (PgBouncer's pool_mode=transaction): nothing may keep
+# state on a connection between transactions, so no server-side cursors, and
+# core.pacing holds its turns inside a transaction of their own.
+DATABASE_TRANSACTION_POOLING = switch("DATABASE_TRANSACTION_POOLING", False)
 for _database in DATABASES.values():
+    if DATABASE_TRANSACTION_POOLING:
+        _database["DISABLE_SERVER_SIDE_CURSORS"] = True
     if "postgresql" in _database["ENGINE"]:
         # A database host that does not answer costs a request 5 s, then a 503
         # (core.outages), rather than the system's minutes-long TCP timeout.

@@ -5,9 +5,13 @@ reader, the OAI-PMH harvester and the PDF downloads all take the one "arxiv"
 turn. Calls to a language model or an embedding endpoint are spaced to their
 rate limit the same way, whichever worker makes them.
 
-On PostgreSQL a turn is a session advisory lock, which every worker on every
-host sharing the database waits for, Redis or not; on SQLite, the
-single-process development default, it is a lock of this process.
+On PostgreSQL a turn is an advisory lock, which every worker on every host
+sharing the database waits for, Redis or not; on SQLite, the single-process
+development default, it is a lock of this process. The lock is the session's,
+on the process's own connection; behind a pooler in transaction mode
+(DATABASE_TRANSACTION_POOLING), where a session lock would stay on whichever
+server connection took it, it is a transaction's, held by a connection opened
+for the turn and released when that transaction ends.
 """
 
 import threading
@@ -17,7 +21,8 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 
 from django.conf import settings
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 _process_locks: dict[str, threading.Lock] = {}
 _process_locks_guard = threading.Lock()
@@ -39,18 +44,14 @@ def turn(name: str, *, spacing: float, exclusive: bool, max_wait: float) -> Iter
     if not exclusive and spacing <= 0:
         yield
         return
-    with _process_lock(name):
-        _take(name, max_wait=max_wait)
-        try:
-            if exclusive:
-                try:
-                    yield
-                finally:
-                    time.sleep(spacing)
-            else:
+    with _process_lock(name), _database_lock(name, max_wait=max_wait):
+        if exclusive:
+            try:
+                yield
+            finally:
                 time.sleep(spacing)
-        finally:
-            _give_back(name)
+        else:
+            time.sleep(spacing)
     if not exclusive:
         yield
 
@@ -74,24 +75,38 @@ def lock_key(name: str) -> int:
     return zlib.crc32(f"papershelf:turn:{name}".encode())
 
 
-def _take(name: str, *, max_wait: float) -> None:
+@contextmanager
+def _database_lock(name: str, *, max_wait: float) -> Iterator[None]:
     if connection.vendor != "postgresql":
+        yield
         return
+    if not settings.DATABASE_TRANSACTION_POOLING:
+        _take(connection, "pg_try_advisory_lock", name, max_wait=max_wait)
+        try:
+            yield
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [lock_key(name)])
+        return
+    own = connections.create_connection(DEFAULT_DB_ALIAS)
+    try:
+        own.set_autocommit(False)
+        _take(own, "pg_try_advisory_xact_lock", name, max_wait=max_wait)
+        yield
+    finally:
+        own.close()  # ends the transaction, and with it the lock
+
+
+def _take(database: BaseDatabaseWrapper, function: str, name: str, *, max_wait: float) -> None:
     deadline = time.monotonic() + max_wait
-    with connection.cursor() as cursor:
+    with database.cursor() as cursor:
         while True:
-            cursor.execute("SELECT pg_try_advisory_lock(%s)", [lock_key(name)])
+            cursor.execute(f"SELECT {function}(%s)", [lock_key(name)])
             if cursor.fetchone()[0]:
                 return
             if time.monotonic() > deadline:
                 raise TurnNotTaken(f"another process held the {name} turn over {max_wait:.0f} s")
             time.sleep(0.05)
-
-
-def _give_back(name: str) -> None:
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s)", [lock_key(name)])
 
 
 def arxiv_turn(*, max_wait: float) -> AbstractContextManager[None]:

@@ -266,10 +266,14 @@ def other_process_connection() -> Iterator[psycopg.Connection]:
         yield other
 
 
+# Behind a transaction-mode pooler the turn is a transaction's lock, on a
+# connection of its own (core.pacing); either way another session's lock holds it.
+@pytest.mark.parametrize("transaction_pooling", [False, True], ids=["direct", "pooled"])
 @pytest.mark.django_db(transaction=True)
 def test_a_request_waits_while_another_process_holds_the_arxiv_connection(
-    fake_arxiv, other_process_connection
+    fake_arxiv, other_process_connection, settings, transaction_pooling
 ):
+    settings.DATABASE_TRANSACTION_POOLING = transaction_pooling
     other_process_connection.execute("SELECT pg_advisory_lock(%s)", [REQUEST_LOCK_KEY])
     results = []
 
@@ -283,7 +287,7 @@ def test_a_request_waits_while_another_process_holds_the_arxiv_connection(
         """the fetch asking for the held arXiv turn (or, wrongly, arXiv itself)"""
         asking = other_process_connection.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-            " AND pid <> pg_backend_pid() AND query LIKE 'SELECT pg_try_advisory_lock(%'"
+            " AND pid <> pg_backend_pid() AND query LIKE 'SELECT pg_try_advisory_%lock(%'"
         ).fetchone()[0]
         return asking > 0 or bool(fake_arxiv.requests)
 
@@ -297,12 +301,20 @@ def test_a_request_waits_while_another_process_holds_the_arxiv_connection(
         thread.join(timeout=10)
 
     assert len(results) == 5
+    # The turn was given back: another process takes it at once.
+    taken = other_process_connection.execute(
+        "SELECT pg_try_advisory_lock(%s)", [REQUEST_LOCK_KEY]
+    ).fetchone()[0]
+    assert taken is True
+    other_process_connection.execute("SELECT pg_advisory_unlock(%s)", [REQUEST_LOCK_KEY])
 
 
+@pytest.mark.parametrize("transaction_pooling", [False, True], ids=["direct", "pooled"])
 @pytest.mark.django_db(transaction=True)
 def test_a_wedged_holder_of_the_arxiv_connection_is_reported_not_waited_for(
-    fake_arxiv, other_process_connection, settings
+    fake_arxiv, other_process_connection, settings, transaction_pooling
 ):
+    settings.DATABASE_TRANSACTION_POOLING = transaction_pooling
     settings.ARXIV_REQUEST_TIMEOUT = 0.1
     other_process_connection.execute("SELECT pg_advisory_lock(%s)", [REQUEST_LOCK_KEY])
 
