@@ -167,7 +167,11 @@ def invalid_parameters(request: HttpRequest, exc: ValidationError) -> HttpRespon
     errors: dict[str, list[str]] = {}
     for each in exc.errors:
         location = [str(part) for part in each.get("loc", ())]
-        if location[:1] in (["query"], ["path"]):
+        if location[:1] == ["query"]:
+            # A parameter by its own name: not the schema grouping it, nor an
+            # index among its repeats (query, lookup, ids, 0: "ids").
+            location = [part for part in location[2:] if not part.isdigit()] or location[1:]
+        elif location[:1] == ["path"]:
             location = location[1:]
         errors.setdefault(".".join(location) or "request", []).append(str(each.get("msg", "")))
     names = ", ".join(errors)

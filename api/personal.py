@@ -13,7 +13,7 @@ from ninja import Query, Router
 from accounts import selectors, services, votes
 from api import auth, schemas
 from api.http import keep_private
-from api.public import ERRORS, Fields, Paging, list_answer
+from api.public import ERRORS, ItemFields, Paging, list_answer
 from api.queries import paper_by_ref
 from api.schemas import PaperFilters
 from catalog.models import Category, Paper, Tag
@@ -32,7 +32,7 @@ def feed(
     response: HttpResponse,
     filters: Query[PaperFilters],
     paging: Query[Paging],
-    fields: Query[Fields],
+    fields: Query[ItemFields],
 ) -> dict[str, Any]:
     """New papers in the tags and categories the reader follows, with the list filters."""
     keep_private(response)
@@ -48,7 +48,7 @@ def saved(
     response: HttpResponse,
     filters: Query[PaperFilters],
     paging: Query[Paging],
-    fields: Query[Fields],
+    fields: Query[ItemFields],
 ) -> dict[str, Any]:
     """The reader's saved papers, with the list filters."""
     keep_private(response)

@@ -1,11 +1,12 @@
 """The catalog for anyone: papers, one paper, tags, categories."""
 
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.utils.http import http_date
 from ninja import Field, Query, Router, Schema
+from pydantic import create_model
 
 from api import auth, schemas, serializers
 from api.queries import FilterError, ListPage, paper_page, paper_with_everything, papers_by_refs
@@ -30,16 +31,40 @@ class Paging(Schema):
 
 
 class Fields(Schema):
-    fields: str | None = Field(
+    """The fields an answer's items are to carry, as asked (fields_parameter)."""
+
+    fields: str | None = None
+
+
+def fields_parameter(schema: type[Schema], name: str) -> type[Fields]:
+    """The `fields` parameter of answers of `schema`: its field names, separated
+    by commas, as the pattern says."""
+    names = "|".join(schema.model_fields)
+    chosen = Field(
         None,
         description="The item fields to answer with, by name, separated by commas (e.g."
         " `id,title,authors`); the others are left out. All of them when not given.",
+        # The schema's pattern; item_fields refuses what it does not match, by name.
+        json_schema_extra={"pattern": f"^({names})(,({names}))*$"},
     )
+    made: type[Fields] = create_model(name, __base__=Fields, fields=(str | None, chosen))
+    return made
+
+
+if TYPE_CHECKING:
+    # Built from the answers' schemas; to the type checker, the schema they extend.
+    ItemFields = Fields
+    DetailFields = Fields
+else:
+    ItemFields = fields_parameter(schemas.PaperItem, "ItemFields")
+    DetailFields = fields_parameter(schemas.PaperDetail, "DetailFields")
 
 
 class Lookup(Schema):
-    ids: list[str] = Field(
+    # At least one reference in each; lookup_answer refuses those without.
+    ids: list[Annotated[str, Field(json_schema_extra={"pattern": r"[^,\s]"})]] = Field(
         [],
+        max_length=MAX_IDS,
         description=f"Up to {MAX_IDS} papers to look up, separated by commas or as repeated"
         " `ids`: arXiv ids (with or without version), stable ids or DOIs (the paper's, or"
         " arXiv's 10.48550/arXiv.<id>). The answer lists them in the order asked, one page,"
@@ -52,16 +77,18 @@ def item_fields(fields: Fields, *, schema: type[Schema]) -> list[str] | None:
     """The fields asked for, in the schema's order; None for all of them."""
     if fields.fields is None:
         return None
-    asked = [name.strip() for name in fields.fields.split(",") if name.strip()]
+    asked = fields.fields.split(",")
     known = list(schema.model_fields)
     unknown = [name for name in asked if name not in known]
-    if unknown or not asked:
-        message = (
-            f"Not fields of an answer: {', '.join(unknown)}."
-            if unknown
-            else "Name at least one field."
+    if unknown:
+        named = ", ".join(repr(name) for name in unknown)
+        raise FilterError(
+            {
+                "fields": [
+                    f"Not fields of these answers: {named}. The fields are: {', '.join(known)}."
+                ]
+            }
         )
-        raise FilterError({"fields": [f"{message} The fields are: {', '.join(known)}."]})
     return [name for name in known if name in asked]
 
 
@@ -170,7 +197,7 @@ def papers(
     filters: Query[PaperFilters],
     paging: Query[Paging],
     lookup: Query[Lookup],
-    fields: Query[Fields],
+    fields: Query[ItemFields],
 ) -> dict[str, Any]:
     """Papers, newest first (or by relevance), with the list page's filters; or,
     with `ids`, the papers named, in the order named."""
@@ -195,7 +222,7 @@ def trending(
     response: HttpResponse,
     window: Query[TrendingWindow],
     paging: Query[Paging],
-    fields: Query[Fields],
+    fields: Query[ItemFields],
 ) -> dict[str, Any]:
     """The papers readers saved, suggested and opened most over the window, decaying
     with age (the site's /trending/): the list of `sort=trending`."""
@@ -217,7 +244,7 @@ def trending(
     exclude_unset=True,
 )
 def paper(
-    request: HttpRequest, response: HttpResponse, ref: str, fields: Query[Fields]
+    request: HttpRequest, response: HttpResponse, ref: str, fields: Query[DetailFields]
 ) -> dict[str, Any]:
     """One paper, by arXiv id (`2505.15034`, `hep-th/9901001`, with or without a
     version: a version the paper does not have is a 404), by DOI (the paper's, or
