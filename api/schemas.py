@@ -2,12 +2,13 @@
 
 import datetime
 import keyword
-from typing import TYPE_CHECKING, Any, Literal
+import re
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import django_filters
 from django.http import QueryDict
 from ninja import Field, Schema
-from pydantic import create_model
+from pydantic import BeforeValidator, create_model
 
 from catalog.filters import PaperFilter
 
@@ -27,6 +28,18 @@ LIST_PARAMETER_DESCRIPTIONS = {
     "window": "The period trending or votes ranks over (with sort=trending or sort=votes);"
     " 7d when not given.",
 }
+
+
+def _iso_date(value: object) -> object:
+    """A date as the schema's format has it (YYYY-MM-DD); pydantic alone would
+    also take a number of seconds ("0") or a date and time."""
+    if isinstance(value, str) and not ISO_DATE.fullmatch(value):
+        raise ValueError("Give a date as YYYY-MM-DD.")
+    return value
+
+
+ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+IsoDate = Annotated[datetime.date, BeforeValidator(_iso_date)]
 
 
 class ListParameters(Schema):
@@ -62,7 +75,7 @@ def _parameter(name: str, list_filter: django_filters.Filter) -> tuple[Any, Any]
         choices = tuple(value for value, _ in list_filter.extra["choices"])
         return Literal[choices] | None, Field(None, alias=name, description=description)
     if isinstance(list_filter, django_filters.DateFilter):
-        return datetime.date | None, Field(None, alias=name, description=description)
+        return IsoDate | None, Field(None, alias=name, description=description)
     if isinstance(list_filter, django_filters.CharFilter):
         max_length = list_filter.extra.get("max_length")
         return str | None, Field(None, alias=name, description=description, max_length=max_length)
