@@ -1,5 +1,7 @@
 import datetime
-from typing import Any
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, Concatenate, ParamSpec
 
 from django.conf import settings
 from django.contrib import messages
@@ -16,6 +18,7 @@ from django.http import (
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views import i18n
@@ -34,6 +37,8 @@ from core.http import safe_methods, signed_in_user
 
 # The For-you tab shows the last 30 days unless the reader picks another period.
 FOR_YOU_DEFAULT_PERIOD = "30d"
+
+P = ParamSpec("P")
 
 
 @require_POST
@@ -249,8 +254,45 @@ def saved(request: HttpRequest) -> HttpResponse:
     )
 
 
+def signed_in_or_token(
+    view: Callable[Concatenate[HttpRequest, P], StreamingHttpResponse],
+) -> Callable[Concatenate[HttpRequest, P], HttpResponse | StreamingHttpResponse]:
+    """The signed-in reader, or the one whose API token the request sends as
+    `Authorization: Bearer <token>`, so that a script can fetch a reader's
+    exports as the API's personal endpoints are fetched. A token that is not one
+    is refused (401); with neither, the sign-in page, as login_required has it."""
+    signed_in_only = login_required(view)
+
+    @wraps(view)
+    def wrapper(
+        request: HttpRequest, /, *args: P.args, **kwargs: P.kwargs
+    ) -> HttpResponse | StreamingHttpResponse:
+        header = request.headers.get("Authorization")
+        if header is None or request.user.is_authenticated:
+            return signed_in_only(request, *args, **kwargs)
+        scheme, _space, secret = header.partition(" ")
+        is_bearer = scheme.lower() == "bearer" and secret.strip()
+        token = selectors.api_token_for_secret(secret=secret.strip()) if is_bearer else None
+        if token is None:
+            refused = HttpResponse(
+                _("This needs a valid API token, sent as 'Authorization: Bearer <token>'."),
+                status=401,
+                content_type="text/plain; charset=utf-8",
+            )
+            refused["WWW-Authenticate"] = 'Bearer realm="exports"'
+            return refused
+        request.user = token.user
+        response = view(request, *args, **kwargs)
+        # The reader's own papers: never kept by a shared cache.
+        patch_vary_headers(response, ["Authorization"])
+        patch_cache_control(response, private=True)
+        return response
+
+    return wrapper
+
+
 @safe_methods
-@login_required
+@signed_in_or_token
 def export_saved(request: HttpRequest, fmt: str) -> StreamingHttpResponse:
     user = signed_in_user(request)
     papers = selectors.saved_papers(user=user)
@@ -258,7 +300,7 @@ def export_saved(request: HttpRequest, fmt: str) -> StreamingHttpResponse:
 
 
 @safe_methods
-@login_required
+@signed_in_or_token
 def export_feed(request: HttpRequest, fmt: str) -> StreamingHttpResponse:
     user = signed_in_user(request)
     papers = selectors.subscribed_papers(user=user)

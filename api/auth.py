@@ -3,14 +3,20 @@
 Anonymous requests are counted per client address (core.http.client_ip, so
 trusted proxies are seen through), token requests per token, each in the
 default cache by django-ratelimit; over the limit the answer is 429 with
-Retry-After (api.api's handler for RateLimited).
+Retry-After (api.api's handler for RateLimited). Every answer says where its
+client stands, as the IETF's RateLimit header fields have it
+(draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy` the allowance and
+its window, `RateLimit` what remains of it and the seconds until it renews
+(api.middleware writes them from the usage limit() kept on the request).
 """
+
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
-from django_ratelimit.core import get_usage
+from django_ratelimit.core import _split_rate, get_usage
 from ninja.security import HttpBearer
 
 from accounts.models import ApiToken
@@ -32,17 +38,55 @@ class Anonymous:
 
 
 ANONYMOUS = Anonymous()
+# The policies' names in the RateLimit headers, by the group counted in.
+POLICIES = {"api": "address", "api-token": "token"}
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Where a client stands against the allowance its request was counted in."""
+
+    policy: str
+    quota: int
+    window: int
+    remaining: int
+    reset: int
+
+    def headers(self) -> dict[str, str]:
+        name = f'"{self.policy}"'
+        return {
+            "RateLimit-Policy": f"{name};q={self.quota};w={self.window}",
+            "RateLimit": f"{name};r={self.remaining};t={self.reset}",
+        }
 
 
 def limit(request: HttpRequest, *, group: str, key: str, rate: str) -> None:
-    """Count the request against `key`'s allowance; RateLimited once it is spent."""
+    """Count the request against `key`'s allowance; RateLimited once it is spent.
+    The usage is kept as request.rate_limit_usage, for the answer's headers."""
     if not rate:
         return
     usage = get_usage(
         request, group=group, key=lambda group, request: key, rate=rate, increment=True
     )
-    if usage and usage["should_limit"]:
-        raise RateLimited(retry_after=max(1, int(usage["time_left"])))
+    if not usage:
+        return  # limits are off (RATELIMIT_ENABLE)
+    _, window = _split_rate(rate)
+    reset = max(1, int(usage["time_left"]))
+    request.rate_limit_usage = Usage(  # type: ignore[attr-defined]
+        policy=POLICIES.get(group, group),
+        quota=usage["limit"],
+        window=window,
+        remaining=max(0, usage["limit"] - usage["count"]),
+        reset=reset,
+    )
+    if usage["should_limit"]:
+        raise RateLimited(retry_after=reset)
+
+
+def usage_of(request: HttpRequest) -> Usage | None:
+    """The usage limit() last counted the request in, if any."""
+    found = getattr(request, "rate_limit_usage", None)
+    return found if isinstance(found, Usage) else None
 
 
 def presented_secret(request: HttpRequest) -> str | None:

@@ -9,7 +9,8 @@ cookie or language: the API reads neither, only the token. CORS is written here 
 GET and HEAD without credentials get `Access-Control-Allow-Origin: *`; a
 preflight allows only those methods and no request headers, so a page on
 another site can read the public API but never send a reader's token, and no
-cookie-bearing request is ever allowed cross-site.
+cookie-bearing request is ever allowed cross-site. Every answer the rate limit
+counted carries its RateLimit headers (api.auth).
 """
 
 import re
@@ -18,12 +19,13 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.cache import patch_vary_headers
 
+from api.auth import usage_of
 from api.http import PROBLEM_CONTENT_TYPE, problem
 
 API_PREFIX = "/api/"
 CORS_METHODS = "GET, HEAD"
 # Headers a cross-site script may read from an answer.
-EXPOSED_HEADERS = "ETag, Retry-After"
+EXPOSED_HEADERS = "ETag, Last-Modified, Link, Retry-After, RateLimit, RateLimit-Policy"
 # Headers an error keeps when its body is replaced.
 KEPT_HEADERS = ("Retry-After", "WWW-Authenticate", "Cache-Control", "Vary")
 METHOD_ORDER = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
@@ -49,6 +51,10 @@ class ApiMiddleware:
         if request.method in ("GET", "HEAD") and "Authorization" not in request.headers:
             response["Access-Control-Allow-Origin"] = "*"
             response["Access-Control-Expose-Headers"] = EXPOSED_HEADERS
+        usage = usage_of(request)
+        if usage is not None:
+            for name, value in usage.headers().items():
+                response[name] = value
         drop_unread_vary(response)
         patch_vary_headers(response, ["Authorization"])
         return response
@@ -79,7 +85,9 @@ def options(
     if answer.status_code == 404:
         return answer
     response = HttpResponse(status=204)
-    response["Allow"] = allowed_methods(answer.get("Allow", ""))
+    # An address that redirects (/api/ to /api/v1/) is read with GET.
+    allow = "GET" if 300 <= answer.status_code < 400 else answer.get("Allow", "")
+    response["Allow"] = allowed_methods(allow)
     # A cross-site script may read anonymously, never write (see above).
     if "Origin" in request.headers:
         response["Access-Control-Allow-Origin"] = "*"

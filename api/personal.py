@@ -13,7 +13,7 @@ from ninja import Query, Router
 from accounts import selectors, services, votes
 from api import auth, schemas
 from api.http import keep_private
-from api.public import ERRORS, Paging, list_answer
+from api.public import ERRORS, ItemFields, Paging, list_answer
 from api.queries import paper_by_ref
 from api.schemas import PaperFilters
 from catalog.models import Category, Paper, Tag
@@ -26,30 +26,36 @@ papers_router = Router(auth=auth.ReaderToken(), tags=["me"])
 WRITE_ERRORS = {**ERRORS, 404: schemas.Error}
 
 
-@router.get("/feed", response={200: schemas.PaperPage, **ERRORS})
+@router.get("/feed", response={200: schemas.PaperPage, **ERRORS}, exclude_unset=True)
 def feed(
     request: HttpRequest,
     response: HttpResponse,
     filters: Query[PaperFilters],
     paging: Query[Paging],
+    fields: Query[ItemFields],
 ) -> dict[str, Any]:
     """New papers in the tags and categories the reader follows, with the list filters."""
     keep_private(response)
     papers = selectors.subscribed_papers(user=auth.reader_of(request))
-    return list_answer(request, papers=papers, filters=filters, paging=paging)
+    return list_answer(
+        request, response, papers=papers, filters=filters, paging=paging, fields=fields
+    )
 
 
-@router.get("/saved", response={200: schemas.PaperPage, **ERRORS})
+@router.get("/saved", response={200: schemas.PaperPage, **ERRORS}, exclude_unset=True)
 def saved(
     request: HttpRequest,
     response: HttpResponse,
     filters: Query[PaperFilters],
     paging: Query[Paging],
+    fields: Query[ItemFields],
 ) -> dict[str, Any]:
     """The reader's saved papers, with the list filters."""
     keep_private(response)
     papers = selectors.saved_papers(user=auth.reader_of(request))
-    return list_answer(request, papers=papers, filters=filters, paging=paging)
+    return list_answer(
+        request, response, papers=papers, filters=filters, paging=paging, fields=fields
+    )
 
 
 @router.put("/saved/{path:ref}", response={200: schemas.SavedState, **WRITE_ERRORS})

@@ -2,12 +2,13 @@
 
 import datetime
 import keyword
-from typing import TYPE_CHECKING, Any, Literal
+import re
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import django_filters
 from django.http import QueryDict
 from ninja import Field, Schema
-from pydantic import create_model
+from pydantic import BeforeValidator, create_model
 
 from catalog.filters import PaperFilter
 
@@ -27,6 +28,18 @@ LIST_PARAMETER_DESCRIPTIONS = {
     "window": "The period trending or votes ranks over (with sort=trending or sort=votes);"
     " 7d when not given.",
 }
+
+
+def _iso_date(value: object) -> object:
+    """A date as the schema's format has it (YYYY-MM-DD); pydantic alone would
+    also take a number of seconds ("0") or a date and time."""
+    if isinstance(value, str) and not ISO_DATE.fullmatch(value):
+        raise ValueError("Give a date as YYYY-MM-DD.")
+    return value
+
+
+ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+IsoDate = Annotated[datetime.date, BeforeValidator(_iso_date)]
 
 
 class ListParameters(Schema):
@@ -62,7 +75,7 @@ def _parameter(name: str, list_filter: django_filters.Filter) -> tuple[Any, Any]
         choices = tuple(value for value, _ in list_filter.extra["choices"])
         return Literal[choices] | None, Field(None, alias=name, description=description)
     if isinstance(list_filter, django_filters.DateFilter):
-        return datetime.date | None, Field(None, alias=name, description=description)
+        return IsoDate | None, Field(None, alias=name, description=description)
     if isinstance(list_filter, django_filters.CharFilter):
         max_length = list_filter.extra.get("max_length")
         return str | None, Field(None, alias=name, description=description, max_length=max_length)
@@ -126,8 +139,8 @@ class PaperItem(Schema):
     title: str
     authors: list[str]
     abstract: str
-    primary_category: str | None
-    categories: list[str]
+    primary_category: CategoryRef | None = Field(description="Its arXiv primary category.")
+    categories: list[CategoryRef] = Field(description="Every category it is in, by code.")
     tags: list[TagRef]
     published_at: datetime.datetime | None = Field(description="Version 1's date on arXiv.")
     published_precision: Literal["day", "month"]
@@ -142,10 +155,55 @@ class PaperItem(Schema):
     )
 
 
+def only_asked(model: type[Schema], name: str) -> type[Schema]:
+    """The model with every field optional: an answer carries only the fields
+    `fields=` asked for (all when it is not given), each as the model types it."""
+    fields: dict[str, Any] = {}
+    for field_name, field in model.model_fields.items():
+        description = field.description or ""
+        omitted = "Left out unless `fields` names it (or is not given)."
+        fields[field_name] = (
+            field.annotation,
+            Field(None, description=f"{description} {omitted}".strip()),
+        )
+    only: type[Schema] = create_model(name, __base__=Schema, __doc__=model.__doc__, **fields)
+    return only
+
+
+PaperItemFields = only_asked(PaperItem, "PaperItem")
+
+
 class PaperPage(Schema):
-    items: list[PaperItem]
+    """A page of a list; or, for `ids`, the papers asked for, in the order asked."""
+
+    items: list[PaperItemFields]  # type: ignore[valid-type]
+    total: int = Field(
+        description="How many papers the list holds: exact, or PostgreSQL's estimate when"
+        " counting would be slow (more than 1,000), flagged by total_is_estimate."
+    )
+    total_is_estimate: bool = Field(description="true when total is an estimate.")
     next_cursor: str | None = Field(
-        description="Pass as `cursor` for the next page; null on the last page."
+        description="Pass as `cursor` for the next page; null on the last page. The `Link`"
+        ' header gives the same page as rel="next".'
+    )
+    previous_cursor: str | None = Field(
+        description="Pass as `cursor` for the page before; null on the first page."
+        ' The `Link` header gives it as rel="prev".'
+    )
+    ranked_of: int | None = Field(
+        description="A search sorted by relevance ranks only its newest this many matches"
+        " (and pages over those as they were when its first page was read, so papers"
+        " added meanwhile neither repeat nor skip an entry); null for other orders."
+    )
+    capped: bool = Field(
+        description="true when a relevance-sorted search matched ranked_of papers or more,"
+        " so older matches are not in this list: sort by newest, or narrow the search,"
+        " to reach them."
+    )
+    missing: list[str] | None = Field(
+        None,
+        description="With `ids`: the references that name no paper here (or a version"
+        " the paper does not have), as given. Left out otherwise.",
     )
 
 
@@ -184,6 +242,9 @@ class PaperDetail(PaperItem):
     code_links: list[CodeLinkOut]
     summaries: list[SummariesOut] = Field(description="Published summaries, by language.")
     similar: list[SimilarOut] = Field(description="The most similar papers, most similar first.")
+
+
+PaperDetailFields = only_asked(PaperDetail, "PaperDetail")
 
 
 class TagOut(TagRef):

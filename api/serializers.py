@@ -30,8 +30,8 @@ def paper_item(
         "title": paper.title,
         "authors": paper.author_list,
         "abstract": paper.abstract,
-        "primary_category": paper.primary_category.code if paper.primary_category else None,
-        "categories": [category.code for category in categories],
+        "primary_category": category_ref(paper.primary_category),
+        "categories": [category_ref(category) for category in categories],
         "tags": [{"slug": tag.slug, "name": tag.name} for tag in paper.tags.all()],
         "published_at": paper.published_at,
         "published_precision": paper.published_precision,
@@ -42,6 +42,16 @@ def paper_item(
         "official_code_url": getattr(paper, "official_code_url", None),
         "upvotes": paper.upvote_count,
     }
+
+
+def category_ref(category: Category | None) -> dict[str, str] | None:
+    """A category as items show it, as tags are shown: its code and name."""
+    return {"code": category.code, "name": category.name} if category else None
+
+
+def only_fields(item: dict[str, Any], fields: list[str] | None) -> dict[str, Any]:
+    """The item with only the fields asked for (all when none were named)."""
+    return item if fields is None else {name: item[name] for name in fields}
 
 
 def paper_detail(

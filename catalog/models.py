@@ -10,7 +10,7 @@ from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Exists, F, Func, OuterRef, Q
-from django.db.models.functions import Coalesce, Now
+from django.db.models.functions import Coalesce, Now, Upper
 from django.db.models.sql import Query
 from django.db.models.sql.compiler import SQLCompiler
 from django.urls import reverse
@@ -381,6 +381,8 @@ class Paper(Versioned):
             # What changed since a moment.
             models.Index(fields=["changed_at"], name="paper_changed_at"),
             models.Index(fields=["title_key"], name="paper_title_key"),
+            # A paper by its DOI (the API's lookups), which compares case-blind.
+            models.Index(Upper("doi"), name="paper_doi_upper"),
             # The review inbox, newest first.
             models.Index(
                 F("added_at").desc(),

@@ -9,6 +9,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from django.utils.http import http_date
 from django_filters import ChoiceFilter
 
 from catalog import trending
@@ -125,6 +126,7 @@ def test_relevance_pages_continue_by_position(client, catalog):
         ("from=2025-02-01&to=2025-01-01", 400, "before the start"),
         ("period=2d", 400, "period"),
         ("from=yesterday", 400, "from"),
+        ("to=0", 400, "YYYY-MM-DD"),  # pydantic alone reads a number as a moment
         ("limit=0", 400, "limit"),
         ("limit=101", 400, "limit"),
         ("cursor=garbage!!", 400, "cursor"),
@@ -179,14 +181,20 @@ def test_a_paper_by_arxiv_id_in_any_form_or_by_stable_id(client, catalog):
 
     answers = [
         client.get(f"/api/v1/papers/{ref}").json()
-        for ref in (paper.arxiv_id, f"{paper.arxiv_id}v3", f"arXiv:{paper.arxiv_id}", paper.pk)
+        for ref in (paper.arxiv_id, f"{paper.arxiv_id}v1", f"arXiv:{paper.arxiv_id}", paper.pk)
     ]
 
     assert all(answer == answers[0] for answer in answers)
     detail = answers[0]
     assert detail["arxiv_id"] == paper.arxiv_id
     assert detail["authors"] == ["Ada Lovelace", "Alan Turing"]
-    assert detail["categories"] == ["cs.LG"]
+    # Categories are objects, as tags are; the primary category likewise.
+    lg = {"code": "cs.LG", "name": paper.categories.get().name}
+    assert detail["categories"] == [lg]
+    assert detail["primary_category"] == {
+        "code": paper.primary_category.code,
+        "name": paper.primary_category.name,
+    }
     assert detail["tags"] == [{"slug": "agents", "name": "Agents"}]
     assert detail["official_code_url"] == "https://github.com/example/official"
     assert detail["code_links"] == [
@@ -362,6 +370,8 @@ def test_the_openapi_schema_is_valid_and_names_every_filter(client):
         "sort",
         "cursor",
         "limit",
+        "ids",
+        "fields",
     }
 
 
@@ -370,7 +380,8 @@ def test_the_list_parameters_are_the_list_filters(client):
 
     for path in ("/api/v1/papers", "/api/v1/me/feed", "/api/v1/me/saved"):
         parameters = {p["name"]: p["schema"] for p in schema["paths"][path]["get"]["parameters"]}
-        assert set(parameters) == {*PaperFilter.base_filters, "cursor", "limit"}
+        lookup = {"ids"} if path == "/api/v1/papers" else set()
+        assert set(parameters) == {*PaperFilter.base_filters, "cursor", "limit", "fields", *lookup}
         for name, list_filter in PaperFilter.base_filters.items():
             # What a value may be, besides absent.
             [accepted] = [
@@ -390,11 +401,12 @@ def test_trending_reads_its_window_alone(client, catalog):
     trending.record_signal(paper_id=saved.pk, reader_id=UserFactory().pk, kind="save")
     trending.refresh_trending()
 
-    # Parameters its schema does not declare are not read behind its back.
-    listed = ids(client.get("/api/v1/trending?window=24h&tag=agents&q=vision"))
+    # Parameters its schema does not declare are refused, not ignored.
+    refused = client.get("/api/v1/trending?window=24h&tag=agents&q=vision")
 
-    assert listed == ids(client.get("/api/v1/trending?window=24h"))
-    assert saved.pk in listed
+    assert refused.status_code == 400
+    assert set(refused.json()["errors"]) == {"q", "tag"}
+    assert saved.pk in ids(client.get("/api/v1/trending?window=24h"))
 
 
 def test_the_docs_page_describes_every_endpoint_from_the_schema(client):
@@ -485,3 +497,199 @@ def test_a_paper_lists_its_similar_papers_with_why(client, catalog):
     assert similar[0]["shared_tags"] == [
         tag.slug for tag in others[0].tags.all() if tag in paper.tags.all()
     ]
+
+
+def test_papers_are_looked_up_by_ids_in_the_order_asked(client, catalog):
+    first, second, third, fourth = catalog["papers"][:4]
+    Paper.objects.filter(pk=third.pk).update(doi="10.1000/Journal.42")
+    refs = [
+        f"{second.arxiv_id}v1",
+        str(first.pk),
+        "10.1000/journal.42",  # DOIs compare case-blind
+        f"10.48550/arXiv.{fourth.arxiv_id}",
+        "9999.99999",
+        f"{first.arxiv_id}v7",  # a version the paper does not have
+        "not-a-ref",
+        str(first.pk),
+    ]
+
+    with CaptureQueriesContext(connection) as queries:
+        answer = client.get(
+            "/api/v1/papers?ids=" + ",".join(refs[:4]) + "&ids=" + ",".join(refs[4:])
+        )
+
+    assert ids(answer) == [second.pk, first.pk, third.pk, fourth.pk, first.pk]
+    page = answer.json()
+    assert page["missing"] == ["9999.99999", f"{first.arxiv_id}v7", "not-a-ref"]
+    assert page["total"] == 5 and page["next_cursor"] is None
+    assert page["items"][0]["title"] == second.title  # items as the list gives them
+    # Which papers the stable ids were merged into, the papers, their tags,
+    # their categories.
+    assert len(queries) == 4
+
+
+def test_a_lookup_takes_at_most_100_ids_and_no_filters(client, catalog):
+    too_many = client.get("/api/v1/papers?ids=" + ",".join(str(n) for n in range(1, 102)))
+    filtered = client.get(f"/api/v1/papers?ids={catalog['papers'][0].pk}&tag=agents")
+    empty = client.get("/api/v1/papers?ids=,")
+
+    assert too_many.status_code == 400 and "101" in too_many.json()["errors"]["ids"][0]
+    assert filtered.status_code == 400 and set(filtered.json()["errors"]) == {"tag"}
+    assert empty.status_code == 400 and "ids" in empty.json()["errors"]
+    assert ids(client.get("/api/v1/papers?ids=" + ",".join(["1"] * 100))) == []
+
+
+def test_a_paper_by_doi_and_unknown_versions_are_not_found(client, catalog):
+    paper = catalog["papers"][0]
+    Paper.objects.filter(pk=paper.pk).update(doi="10.1000/xyz/123", version=2)
+
+    assert client.get("/api/v1/papers/10.1000/XYZ/123").json()["id"] == paper.pk
+    assert client.get("/api/v1/papers/https://doi.org/10.1000/xyz/123").json()["id"] == paper.pk
+    assert client.get(f"/api/v1/papers/10.48550/arXiv.{paper.arxiv_id}").json()["id"] == paper.pk
+    assert client.get(f"/api/v1/papers/{paper.arxiv_id}v2").json()["version"] == 2
+    for version in ("v0", "v3"):
+        missing = client.get(f"/api/v1/papers/{paper.arxiv_id}{version}")
+        assert missing.status_code == 404, version
+        assert (
+            "versions 1 to 2" in missing.json()["detail"]
+            or "start at 1" in missing.json()["detail"]
+        )
+    assert "versions 1 to 2" in client.get(f"/api/v1/papers/{paper.arxiv_id}v3").json()["detail"]
+    assert client.get("/api/v1/papers/10.1000/nothing").status_code == 404
+
+
+def test_fields_choose_what_items_carry(client, catalog):
+    paper = catalog["papers"][0]
+
+    listed = client.get("/api/v1/papers?limit=2&fields=title,id").json()["items"]
+    one = client.get(f"/api/v1/papers/{paper.arxiv_id}?fields=doi,similar").json()
+    unknown = client.get("/api/v1/papers?fields=title,nonsense")
+    detail_only = client.get("/api/v1/papers?fields=similar")
+
+    assert [set(item) for item in listed] == [{"id", "title"}] * 2
+    assert one == {"doi": paper.doi, "similar": []}
+    assert unknown.status_code == 400 and "nonsense" in unknown.json()["errors"]["fields"][0]
+    assert detail_only.status_code == 400  # a field of one paper's answer, not of a list's
+    assert set(client.get("/api/v1/papers?limit=1").json()["items"][0]) >= {"id", "abstract"}
+
+
+def test_list_answers_carry_their_total_and_pages_both_ways(client, catalog):
+    first = client.get("/api/v1/papers?limit=5&tag=math")
+    second = client.get(f"/api/v1/papers?limit=5&tag=math&cursor={first.json()['next_cursor']}")
+    back = client.get(f"/api/v1/papers?limit=5&tag=math&cursor={second.json()['previous_cursor']}")
+
+    assert first.json()["total"] == 8 and first.json()["total_is_estimate"] is False
+    assert first.json()["previous_cursor"] is None
+    assert ids(back) == ids(first)
+    assert back.json()["previous_cursor"] is None
+    assert back.json()["next_cursor"] == first.json()["next_cursor"]
+    searched = client.get("/api/v1/papers?limit=5&q=reasoning").json()
+    assert searched["total"] == len(page_ids("q=reasoning"))
+    # The Link header names the same pages, as absolute addresses.
+    links = second["Link"]
+    previous = second.json()["previous_cursor"]
+    assert (
+        f'<http://testserver/api/v1/papers?limit=5&tag=math&cursor={previous}>; rel="prev"' in links
+    )
+    assert 'rel="next"' not in links  # the last page
+    assert 'rel="next"' in first["Link"] and 'rel="prev"' not in first["Link"]
+
+
+def test_relevance_pages_stay_put_while_papers_arrive_and_state_the_cap(client, catalog, settings):
+    settings.SEARCH_RELEVANCE_CANDIDATES = 4
+    first = client.get("/api/v1/papers?q=reasoning&sort=relevance&limit=2")
+    # Papers that match arrive between the pages: the ranking read first holds.
+    for n in range(3):
+        PaperFactory(title=f"Reasoning agents arriving {n}")
+    second = client.get(
+        f"/api/v1/papers?q=reasoning&sort=relevance&limit=2&cursor={first.json()['next_cursor']}"
+    )
+    back = client.get(
+        f"/api/v1/papers?q=reasoning&sort=relevance&limit=2&cursor={second.json()['previous_cursor']}"
+    )
+
+    everything_then = [
+        pk for pk in page_ids("q=reasoning&sort=newest") if pk in {p.pk for p in catalog["papers"]}
+    ]
+    assert len(set(ids(first) + ids(second))) == 4
+    assert set(ids(first) + ids(second)) == set(everything_then[:4])
+    assert ids(back) == ids(first)
+    assert second.json()["next_cursor"] is None
+    assert first.json()["ranked_of"] == 4 and first.json()["capped"] is True
+    assert first.json()["total"] == 4
+    newest = client.get("/api/v1/papers?limit=2").json()
+    assert newest["ranked_of"] is None and newest["capped"] is False
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/papers?limit=2&tags=agents",
+        "/api/v1/tags?limit=2",
+        "/api/v1/papers/1?fields=id&page=2",
+        "/api/v1/?x=1",
+        "/api/v1/papers/1/comments?sort=newest",
+    ],
+)
+def test_unknown_parameters_are_refused_by_name(client, catalog, path):
+    response = client.get(path)
+
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/problem+json"
+    unknown = path.rsplit("&", 1)[-1].rsplit("?", 1)[-1].split("=")[0]
+    assert list(response.json()["errors"]) == [unknown]
+    assert unknown in response.json()["detail"]
+
+
+def test_every_counted_answer_says_where_its_client_stands(client, catalog, limits):
+    answers = [client.get("/api/v1/tags") for _ in range(4)]
+
+    assert [answer["RateLimit-Policy"] for answer in answers] == ['"address";q=3;w=60'] * 4
+    remaining = [answer["RateLimit"].split(";")[1] for answer in answers]
+    assert remaining == ["r=2", "r=1", "r=0", "r=0"]
+    assert answers[3].status_code == 429
+    seconds = int(answers[3]["RateLimit"].split(";t=")[1])
+    assert 0 < seconds <= 60 and int(answers[3]["Retry-After"]) == seconds
+    assert "RateLimit" in answers[0]["Access-Control-Expose-Headers"]
+    refused_token = client.get(
+        "/api/v1/papers", HTTP_AUTHORIZATION="Bearer psk_x", REMOTE_ADDR="198.51.100.9"
+    )
+    assert refused_token.status_code == 401 and refused_token["RateLimit"].startswith(
+        '"address";r=2'
+    )
+
+
+def test_one_paper_is_dated_by_its_last_change(client, catalog):
+    paper = catalog["papers"][0]
+    # Dates in HTTP are to the second: the paper last changed an hour ago.
+    an_hour_ago = timezone.now() - datetime.timedelta(hours=1)
+    Paper.objects.filter(pk=paper.pk).update(changed_at=an_hour_ago)
+    first = client.get(f"/api/v1/papers/{paper.arxiv_id}")
+    since = first["Last-Modified"]
+
+    assert since == http_date(Paper.objects.get(pk=paper.pk).changed_at.timestamp())
+    assert (
+        client.get(f"/api/v1/papers/{paper.arxiv_id}", HTTP_IF_MODIFIED_SINCE=since).status_code
+        == 304
+    )
+    paper.tags.add(catalog["agents"])
+    paper.title = "Renamed"
+    paper.save()
+    changed = client.get(f"/api/v1/papers/{paper.arxiv_id}", HTTP_IF_MODIFIED_SINCE=since)
+    assert changed.status_code == 200 and changed.json()["title"] == "Renamed"
+    # The ETag is still the body's hash, and wins over the date.
+    assert (
+        client.get(
+            f"/api/v1/papers/{paper.arxiv_id}",
+            HTTP_IF_NONE_MATCH=first["ETag"],
+            HTTP_IF_MODIFIED_SINCE=changed["Last-Modified"],
+        ).status_code
+        == 200
+    )
+
+
+def test_the_api_root_answers_options_itself(client):
+    response = client.options("/api/")
+
+    assert response.status_code == 204
+    assert response["Allow"] == "GET, HEAD, OPTIONS"

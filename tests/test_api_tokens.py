@@ -243,7 +243,15 @@ def test_a_reader_following_nothing_gets_an_empty_feed_whatever_the_filters(clie
     )
 
     assert response.status_code == 200
-    assert response.json() == {"items": [], "next_cursor": None}
+    assert response.json() == {
+        "items": [],
+        "total": 0,
+        "total_is_estimate": False,
+        "next_cursor": None,
+        "previous_cursor": None,
+        "ranked_of": None,
+        "capped": False,
+    }
 
 
 def test_a_body_that_is_not_json_is_a_problem_not_a_crash(client):

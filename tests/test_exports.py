@@ -21,6 +21,7 @@ from citeproc.source.json import CiteProcJSON
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from accounts import services
 from catalog.models import Paper
 from tests.accounts_factories import SavedPaperFactory, SubscriptionFactory, UserFactory
 from tests.factories import CategoryFactory, PaperFactory, TagFactory
@@ -158,6 +159,28 @@ def test_saved_papers_and_the_feed_export_for_their_reader(client, catalog):
 
     assert [entry["eprint"] for entry in saved.entries] == [catalog["papers"][0].arxiv_id]
     assert len(feed) == 2
+
+
+def test_a_readers_exports_take_their_api_token(client, catalog):
+    user = UserFactory()
+    SavedPaperFactory(user=user, paper=catalog["papers"][0])
+    SubscriptionFactory(user=user, tag=catalog["tag"])
+    _, secret = services.create_api_token(user=user, name="script")
+    token = {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
+
+    saved = client.get("/saved/export.bib", **token)
+    feed = rispy.loads(body(client.get("/feed/export.ris", **token)))
+    made_up = client.get("/saved/export.bib", HTTP_AUTHORIZATION="Bearer psk_made-up")
+    not_bearer = client.get("/feed/export.ris", HTTP_AUTHORIZATION="Basic eDp5")
+
+    entries = bibtexparser.parse_string(body(saved)).entries
+    assert [entry["eprint"] for entry in entries] == [catalog["papers"][0].arxiv_id]
+    assert len(feed) == 2
+    assert "private" in saved["Cache-Control"] and "Authorization" in saved["Vary"]
+    assert made_up.status_code == 401 and made_up["WWW-Authenticate"].startswith("Bearer")
+    assert not_bearer.status_code == 401
+    # Without a session or a token, as before: the sign-in page.
+    assert client.get("/saved/export.bib").status_code == 302
 
 
 def test_an_export_is_one_query_whatever_its_length(client, catalog):

@@ -228,10 +228,14 @@ http {{
 
 
 @contextmanager
-def nginx(upstream: str, *, access_log: Path | None = None) -> Iterator[str]:
+def nginx(
+    upstream: str, *, access_log: Path | None = None, upstream_up: bool = True
+) -> Iterator[str]:
     """nginx on a free port with the production site configuration
     (deploy/nginx/default.conf.template) in front of upstream (host:port),
-    writing its access log to access_log (or nowhere); yields its base URL."""
+    writing its access log to access_log (or nowhere); yields its base URL once
+    the site's health probe answers through it (or, with upstream_up=False,
+    once nginx answers at all)."""
     port = free_port()
     folder = Path(tempfile.mkdtemp(prefix="papershelf-nginx-"))
     # nginx's workers run as an unprivileged user and write request bodies here.
@@ -252,7 +256,11 @@ def nginx(upstream: str, *, access_log: Path | None = None) -> Iterator[str]:
     process = subprocess.Popen(command, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
-        wait_for(lambda: requests.get(f"{base}/healthz", timeout=5).ok, timeout=30, what="nginx")
+        wait_for(
+            lambda: requests.get(f"{base}/healthz", timeout=5).ok or not upstream_up,
+            timeout=30,
+            what="nginx",
+        )
         yield base
         assert process.poll() is None, "nginx died during the test"
     finally:
