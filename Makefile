@@ -169,7 +169,7 @@ API_FUZZ_EXAMPLES ?= 200
 API_FUZZ_SECONDS ?= 600
 api-fuzz: $(VENV)/.installed
 	API_FUZZ_EXAMPLES=$(API_FUZZ_EXAMPLES) API_FUZZ_SECONDS=$(API_FUZZ_SECONDS) \
-	  DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest tests/test_api_fuzz.py -q
+	  DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest tests/test_api_fuzz.py -q -s
 
 # Every public URL with generated queries and form posts (never a 5xx), at
 # FUZZ_SCALE times the suite's depth.

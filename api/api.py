@@ -4,7 +4,8 @@ Every response to a GET carries an ETag, the hash of its body: a client that
 sends it back (If-None-Match) is told 304 while the answer is unchanged. Lists
 carry no Last-Modified, since no one date says when a list last changed (a
 paper hidden or tagged changes it without being the newest); one paper carries
-its own, the last change to it or anything shown with it. A query parameter
+its own, its changed_at (its upvotes and similar papers change apart from it:
+the ETag covers those). A query parameter
 no route declares is refused (400), not ignored. Errors are
 problem details (RFC 9457, `application/problem+json`) with a `detail` message
 in words, and `errors` by parameter when parameters were refused, whichever

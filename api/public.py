@@ -249,7 +249,8 @@ def paper(
     """One paper, by arXiv id (`2505.15034`, `hep-th/9901001`, with or without a
     version: a version the paper does not have is a 404), by DOI (the paper's, or
     arXiv's `10.48550/arXiv.2505.15034`) or by its stable id here (a number).
-    `Last-Modified` is the last change to the paper or anything shown with it."""
+    `Last-Modified` is the paper's last change (catalog.changes: its tags, categories,
+    authors, code links and summaries included; not its upvotes or similar papers)."""
     chosen = item_fields(fields, schema=schemas.PaperDetail)
     paper = paper_with_everything(ref)
     similar = similar_papers(paper=paper) if chosen is None or "similar" in chosen else []

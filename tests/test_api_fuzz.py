@@ -81,3 +81,6 @@ def test_the_api_answers_as_its_schema_says_whatever_it_is_sent(live_server, cat
     )
 
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
+    # How much was tried, for `make api-fuzz` (which shows the test's output).
+    summary = run.stdout[run.stdout.find("Test cases:") :].strip().splitlines()[:2]
+    print("\n".join(summary))
