@@ -11,8 +11,10 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+from django.conf import settings
 from django.core.cache import cache, caches
 from django.test import Client
+from django.utils import translation
 
 from ingest.http import ArxivHttp
 from tests import arxiv_server
@@ -25,6 +27,16 @@ from tests.services import redis_db_url
 
 # The Redis database of the catalog cache in tests where a stale page must fail.
 CATALOG_CACHE_REDIS = redis_db_url(8)
+
+
+@pytest.fixture(autouse=True)
+def site_language() -> Iterator[None]:
+    """Each test starts in the site's language: a request's LocaleMiddleware
+    leaves the language it chose active in the thread, and a test reading a
+    translated label outside a request would otherwise read the last one's."""
+    translation.activate(settings.LANGUAGE_CODE)
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture
