@@ -221,9 +221,11 @@ def add_papers(request: LinkRequest, *, client: ArxivClient | None = None) -> Li
         except SourceUnreadable as err:
             _not_stored(request, lines, "arXiv could not be read: nothing was stored.")
             run.stop(f"arXiv could not be read: {err}.")
+            _record_failure(request, f"arXiv could not be read: {err}; nothing was stored")
         except BaseException:
             # The run closes as crashed.
             _not_stored(request, lines, "Something went wrong: nothing was stored.")
+            _record_failure(request, "something went wrong; nothing was stored")
             raise
         else:
             run.add(outcome)
@@ -334,6 +336,19 @@ def _record(
         and stored[line.arxiv_id].tags_added
     }
     curation.record_each(tagged, CurationEvent.Action.TAGGED, by=by)
+
+
+def _record_failure(request: LinkRequest, detail: str) -> None:
+    """The curation log keeps a request that stored nothing, by its number."""
+    curation.record_about(
+        {f"papers from arXiv #{request.pk}": f"{_ids(request.ids_total)}: {detail}"},
+        CurationEvent.Action.ADD_FAILED,
+        by=request.requested_by or request.actor or "unknown",
+    )
+
+
+def _ids(count: int) -> str:
+    return f"{count} id" + ("s" if count != 1 else "")
 
 
 def _not_stored(request: LinkRequest, lines: list[Line], detail: str) -> None:
