@@ -36,6 +36,12 @@ MARKDOWN_LINK = re.compile(
     r"(?P<image>!?)\[(?P<title>(?:[^\[\]]|\[[^\]]*\])*)\]"
     r"\(\s*<?(?P<url>[^)\s>]+)>?(?:\s+[\"'(][^)]*)?\)"
 )
+# A collection's address names no paper itself: its page, or its API's answer, does.
+HF_COLLECTION = re.compile(r"huggingface\.co/collections/", re.I)
+COLLECTION_ADDRESS = (
+    "a Hugging Face collection's address: paste or upload its page's HTML, or what "
+    "huggingface.co/api/collections/<its slug> answers"
+)
 # Relative links in a page without a base are read for the id in their path.
 _NO_BASE = "https://page.invalid/"
 # Fields of an entry that speak of other papers rather than name this one.
@@ -120,6 +126,8 @@ def _from_line(line: str) -> Iterator[Reference]:
         yield from dois
     elif doi := find_doi(line):
         yield Reference(line.strip(), None, doi=doi)
+    elif HF_COLLECTION.search(line):
+        yield Reference(line.strip(), None, problem=COLLECTION_ADDRESS)
     else:
         yield Reference(line.strip(), None)
 

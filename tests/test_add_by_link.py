@@ -512,6 +512,20 @@ def test_a_paste_of_markdown_list_lines_reads_each_link(fake_arxiv):
     ]
 
 
+def test_a_collections_address_says_how_to_read_the_collection(fake_arxiv):
+    address = "https://huggingface.co/collections/someone/software-testing-6650c3e1"
+
+    request = add(f"2202.12139\n{address}")
+
+    assert results(request)[1] == (
+        address,
+        None,
+        Result.NOT_AN_ID,
+        "a Hugging Face collection's address: paste or upload its page's HTML, or what "
+        "huggingface.co/api/collections/<its slug> answers",
+    )
+
+
 def test_a_bibtex_entry_that_cannot_be_read_is_reported_and_the_rest_added(fake_arxiv):
     request = add(
         "@misc{broken, title = {Unclosed, eprint = {2005.14124}\n"
@@ -588,3 +602,17 @@ def test_a_utf16_export_is_read(fake_arxiv):
     )
 
     assert [line.arxiv_id for line in links.parse_lines(text)] == [*LISTED, None]
+
+
+def test_a_hugging_face_collection_as_its_api_answers_adds_its_papers(fake_arxiv):
+    request = add((REFERENCES / "hf-collection-api.json").read_text())
+
+    assert results(request) == [
+        (f"{FIRST_TITLE} (2202.12139)", "2202.12139", Result.ADDED, ""),
+        (
+            "Active Fuzzing for Testing and Securing Cyber-Physical Systems (2005.14124)",
+            "2005.14124",
+            Result.ADDED,
+            "",
+        ),
+    ]
