@@ -66,8 +66,11 @@ def read_references(text: str) -> list[Reference]:
         try:
             data = json.loads(stripped)
         except ValueError:
-            pass  # a Markdown link starts with "[" too
-        else:
+            data = None  # a Markdown link starts with "[" too
+        # "[2505.15034]" is JSON too, but no CSL-JSON item is in it.
+        if isinstance(data, dict) or (
+            isinstance(data, list) and any(isinstance(item, dict) for item in data)
+        ):
             return list(_from_json(data))
     if RIS_TAG.search(text):
         return _from_ris(text)

@@ -512,6 +512,15 @@ def test_a_paste_of_markdown_list_lines_reads_each_link(fake_arxiv):
     ]
 
 
+def test_an_id_in_brackets_is_no_json_file(fake_arxiv):
+    # Valid JSON: a list of three numbers.
+    request = add("[2202.12139, 2005.14124, 2405.13786]")
+
+    assert [line[1:3] for line in results(request)] == [
+        (arxiv_id, Result.ADDED) for arxiv_id in LISTED
+    ]
+
+
 def test_a_collections_address_says_how_to_read_the_collection(fake_arxiv):
     address = "https://huggingface.co/collections/someone/software-testing-6650c3e1"
 
