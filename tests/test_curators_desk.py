@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.html import escape
 
 from catalog.models import Paper
@@ -23,7 +23,6 @@ from tests.factories import PaperFactory
 pytestmark = pytest.mark.django_db
 
 HOME = "/admin/"
-NOW = timezone.now()
 
 
 @pytest.fixture
@@ -63,18 +62,19 @@ def fill(size: int) -> None:
         )
         CommentReport.objects.create(comment=hidden, reporter=UserFactory())
         Comment.objects.create(paper=paper, author=UserFactory(), body="Fine")
-    long_ago = NOW - datetime.timedelta(days=desk.FAILED_RUNS_DAYS + 1)
+    now = timezone.now()
+    long_ago = now - datetime.timedelta(days=desk.FAILED_RUNS_DAYS + 1)
     for _ in range(size):
-        IngestRun.objects.create(status=IngestRun.Status.FAILED, started_at=NOW)
-        IngestRun.objects.create(status=IngestRun.Status.INTERRUPTED, started_at=NOW)
+        IngestRun.objects.create(status=IngestRun.Status.FAILED, started_at=now)
+        IngestRun.objects.create(status=IngestRun.Status.INTERRUPTED, started_at=now)
         IngestRun.objects.create(status=IngestRun.Status.FAILED, started_at=long_ago)
-        IngestRun.objects.create(status=IngestRun.Status.SUCCEEDED, started_at=NOW)
+        IngestRun.objects.create(status=IngestRun.Status.SUCCEEDED, started_at=now)
         # Stalled: no heartbeat for an hour, or never begun; and one alive.
         IngestRun.objects.create(
-            started_at=long_ago, heartbeat_at=NOW - datetime.timedelta(hours=1)
+            started_at=long_ago, heartbeat_at=now - datetime.timedelta(hours=1)
         )
-        IngestRun.objects.create(started_at=NOW - datetime.timedelta(hours=1))
-        IngestRun.objects.create(started_at=long_ago, heartbeat_at=NOW)
+        IngestRun.objects.create(started_at=now - datetime.timedelta(hours=1))
+        IngestRun.objects.create(started_at=long_ago, heartbeat_at=now)
 
 
 def desk_of(html: str) -> list[tuple[str, str, str]]:
@@ -210,8 +210,10 @@ def test_staff_see_only_what_they_may_view(client):
 def test_the_desk_speaks_korean_and_chinese(curator_client):
     fill(2)
 
-    korean = curator_client.get(HOME, HTTP_ACCEPT_LANGUAGE="ko").content.decode()
-    chinese = curator_client.get(HOME, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    # The language each request activates is left as it was for the tests after.
+    with translation.override(None):
+        korean = curator_client.get(HOME, HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+        chinese = curator_client.get(HOME, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
 
     assert "검토를 기다리는 논문 2편" in korean and "큐레이터를 기다리는 항목" in korean
     assert "2 篇论文等待审核" in chinese and "等待策展人处理" in chinese
