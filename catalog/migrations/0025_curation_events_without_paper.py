@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('catalog', '0023_author_slugs_unique'),
+        ('catalog', '0024_paper_doi_index'),
     ]
 
     operations = [
