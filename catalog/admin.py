@@ -704,15 +704,30 @@ class SummaryAdmin(admin.ModelAdmin):
 class CurationEventAdmin(admin.ModelAdmin):
     """Every curation action, newest first: the catalog's log."""
 
-    list_display = ["created_at", "action", "paper", "who", "detail"]
+    list_display = ["created_at", "action", "about", "who", "detail"]
     list_select_related = ["paper", "user"]
     list_filter = ["action", "created_at"]
-    search_fields = ["paper__title", "=paper__arxiv_id", "user__username", "actor", "detail"]
+    search_fields = [
+        "paper__title",
+        "=paper__arxiv_id",
+        "subject",
+        "user__username",
+        "actor",
+        "detail",
+    ]
     date_hierarchy = "created_at"
     list_per_page = 100
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    @admin.display(description="about", ordering="paper__title")
+    def about(self, event: CurationEvent) -> str:
+        """The paper, linked to its page in admin, or what else the event is about."""
+        if event.paper_id is None:
+            return event.subject
+        url = reverse("admin:catalog_paper_change", args=[event.paper_id])
+        return format_html('<a href="{}">{}</a>', url, event.about)
 
     def has_change_permission(self, request: HttpRequest, obj: CurationEvent | None = None) -> bool:
         return False

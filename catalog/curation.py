@@ -48,6 +48,16 @@ def record_each(details: dict[int, str], action: str, *, by: Actor) -> list[Cura
     )
 
 
+def record_about(subjects: dict[str, str], action: str, *, by: Actor) -> list[CurationEvent]:
+    """One event per subject that is no paper of the catalog, with its detail."""
+    now = timezone.now()
+    who = {"actor": by} if isinstance(by, str) else {"user": by}
+    return CurationEvent.objects.bulk_create(
+        CurationEvent(subject=subject, action=action, detail=detail, created_at=now, **who)
+        for subject, detail in subjects.items()
+    )
+
+
 def tag_names(tags: Iterable[Tag]) -> str:
     return ", ".join(tag.name for tag in tags)
 

@@ -764,7 +764,8 @@ class PaperImage(models.Model):
 
 
 class CurationEvent(models.Model):
-    """One thing a curator did to a paper, shown on the paper's admin history page.
+    """One thing a curator did, to a paper (shown on its admin history page) or to
+    what is no paper of the catalog: a suggestion declined, an add that failed.
 
     Edits made in the paper's own admin form are Django's LogEntry rows; the
     actions on many papers at once, adding by link, review and suggestions
@@ -783,7 +784,10 @@ class CurationEvent(models.Model):
         SUMMARIES_PUBLISHED = "summaries_published", "summaries published"
         SUGGESTION_APPROVED = "suggestion_approved", "suggestion approved"
         SUGGESTION_DECLINED = "suggestion_declined", "suggestion declined"
+        ADD_FAILED = "add_failed", "adding by link failed"
+        SUMMARIES_REQUESTED = "summaries_requested", "summaries requested"
         EDITION_PUBLISHED = "edition_published", "daily edition published"
+        EDITION_UNPUBLISHED = "edition_unpublished", "daily edition returned to draft"
         COMMENT_HIDDEN = "comment_hidden", "comment hidden"
         COMMENT_SHOWN = "comment_shown", "comment shown again"
         THREAD_LOCKED = "thread_locked", "discussion locked"
@@ -793,7 +797,12 @@ class CurationEvent(models.Model):
         AUTHORS_MERGED = "authors_merged", "authors merged"
         AUTHOR_SPLIT = "author_split", "author split"
 
-    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="curation_events")
+    paper = models.ForeignKey(
+        Paper, null=True, blank=True, on_delete=models.CASCADE, related_name="curation_events"
+    )
+    # What the event is about when it is no paper of the catalog: "arXiv:2505.15034",
+    # "papers from arXiv #12".
+    subject = models.CharField(max_length=200, blank=True)
     action = models.CharField(max_length=32, choices=Action.choices)
     detail = models.TextField(blank=True)
     user = models.ForeignKey(
@@ -813,6 +822,10 @@ class CurationEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_action_display()} by {self.who}"
+
+    @property
+    def about(self) -> str:
+        return str(self.paper) if self.paper is not None else self.subject
 
     @property
     def who(self) -> str:

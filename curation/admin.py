@@ -18,6 +18,9 @@ from curation.models import SuggestedPaper, Suggestion
 if TYPE_CHECKING:
     from core.typing import WithAnnotations
 
+# The admin's home opens with the curator's desk (curation/desk.py).
+admin.site.index_template = "admin/desk_index.html"
+
 
 class ReaderCount(TypedDict):
     """What SuggestedPaperAdmin.get_queryset gives each row."""

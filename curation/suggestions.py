@@ -109,14 +109,27 @@ def decline(*, suggested: QuerySet[SuggestedPaper], reason: str, by: User) -> in
         state=State.DECLINED, decline_reason=reason, reviewed_by=by, reviewed_at=timezone.now()
     )
     readers = {arxiv_id: count for _, arxiv_id, count in chosen}
-    in_catalog = Paper.objects.filter(arxiv_id__in=list(readers)).values_list("pk", "arxiv_id")
+    in_catalog = dict(
+        Paper.objects.filter(arxiv_id__in=list(readers)).values_list("arxiv_id", "pk")
+    )
+    declined = CurationEvent.Action.SUGGESTION_DECLINED
     curation.record_each(
         {
             pk: f"{_readers(readers[arxiv_id])}: {reason}"
-            for pk, arxiv_id in in_catalog
-            if arxiv_id is not None  # asked for by arXiv id
+            for arxiv_id, pk in in_catalog.items()
+            if arxiv_id is not None  # found by its arXiv id
         },
-        CurationEvent.Action.SUGGESTION_DECLINED,
+        declined,
+        by=by,
+    )
+    # A paper the catalog does not have is logged by the id it was suggested as.
+    curation.record_about(
+        {
+            f"arXiv:{arxiv_id}": f"{_readers(count)}: {reason}"
+            for arxiv_id, count in readers.items()
+            if arxiv_id not in in_catalog
+        },
+        declined,
         by=by,
     )
     return len(chosen)
@@ -149,6 +162,7 @@ def settle_suggestions(*, request: LinkRequest) -> None:
     )
     now = timezone.now()
     approved: dict[int, str] = {}
+    not_on_arxiv: dict[str, str] = {}
     settled: list[SuggestedPaper] = []
     for suggested in open_suggestions:
         line = lines[suggested.arxiv_id]
@@ -161,6 +175,9 @@ def settle_suggestions(*, request: LinkRequest) -> None:
                 approved[line.paper_id] = _readers(readers.get(suggested.pk, 0))
         elif ours and line.result in (links.Result.NOT_FOUND, links.Result.UNREADABLE):
             suggested.state = State.NOT_FOUND
+            not_on_arxiv[f"arXiv:{suggested.arxiv_id}"] = (
+                f"{_readers(readers.get(suggested.pk, 0))}: {line.result.label}"
+            )
         elif ours:
             suggested.state = State.PENDING
         else:
@@ -186,5 +203,6 @@ def settle_suggestions(*, request: LinkRequest) -> None:
     )
     by = request.requested_by or request.actor or "unknown"
     curation.record_each(approved, CurationEvent.Action.SUGGESTION_APPROVED, by=by)
+    curation.record_about(not_on_arxiv, CurationEvent.Action.SUGGESTION_APPROVED, by=by)
     if added:  # the papers' pages credit their suggesters now
         catalog_changed()

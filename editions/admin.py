@@ -60,9 +60,10 @@ class EditionAdmin(admin.ModelAdmin):
 
     @admin.action(description="Return selected editions to drafts", permissions=["change"])
     def unpublish(self, request: HttpRequest, queryset: QuerySet[Edition]) -> None:
+        by = signed_in_user(request)
         editions = list(queryset)
         for edition in editions:
-            services.unpublish(edition=edition)
+            services.unpublish(edition=edition, by=by)
         message = ngettext(
             "Returned %(count)d edition to draft.",
             "Returned %(count)d editions to drafts.",

@@ -55,7 +55,9 @@ def publish(*, edition: Edition, by: Actor) -> None:
 
 
 @transaction.atomic
-def unpublish(*, edition: Edition) -> None:
+def unpublish(*, edition: Edition, by: Actor) -> None:
     """Back to a draft: the day's page shows its papers newest first, without notes."""
     edition.state = Edition.State.DRAFT
     edition.save(update_fields=["state", "updated_at"])
+    paper_ids = EditionEntry.objects.filter(edition=edition).values_list("paper_id", flat=True)
+    record(paper_ids, Action.EDITION_UNPUBLISHED, by=by, detail=f"Daily edition {edition.date}")

@@ -4,14 +4,24 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from catalog import curation
 from catalog.admin import PaperAdmin
-from catalog.models import Paper
+from catalog.models import CurationEvent, Paper
+from core.http import signed_in_user
 from enrichment.queue import queue_summaries
 
 
 def _queue(request: HttpRequest, queryset: QuerySet[Paper], **options: bool) -> None:
     ids = list(queryset.values_list("pk", flat=True))
     queue_summaries(paper_ids=ids, **options)
+    how = {
+        (False, False): "",
+        (True, False): "regenerated, keeping curator edits",
+        (True, True): "regenerated, overwriting curator edits",
+    }[options.get("regenerate", False), options.get("overwrite_curator", False)]
+    curation.record(
+        ids, CurationEvent.Action.SUMMARIES_REQUESTED, by=signed_in_user(request), detail=how
+    )
     messages.success(request, f"Queued {len(ids)} papers for summaries.")
 
 

@@ -184,12 +184,23 @@ def tags_widget() -> AutocompleteSelectMultiple:
 
 class AddPapersForm(forms.Form):
     text = forms.CharField(
-        label="arXiv ids or links",
+        label="arXiv ids, links or references",
+        required=False,
         widget=forms.Textarea(attrs={"rows": 12, "cols": 90, "autofocus": True}),
         help_text=(
             "One a line, or separated by spaces or commas: 2505.15034, arXiv:2505.15034v2, "
             "hep-th/9901001, arxiv.org abs/pdf/html links, Hugging Face, alphaXiv or "
-            f"Papers with Code links. At most {links.MAX_IDS:,} papers at once."
+            "Papers with Code links; Markdown lists of links, a page's HTML (a Hugging Face "
+            "collection's), or BibTeX, RIS or CSL-JSON references. "
+            f"At most {links.MAX_IDS:,} papers at once."
+        ),
+    )
+    file = forms.FileField(
+        label="or a file of references",
+        required=False,
+        help_text=(
+            "A reference manager's export (Zotero's BibTeX, RIS or CSL-JSON), a saved page "
+            f"or a list of links, at most {links.MAX_FILE_BYTES // 1_000_000} MB."
         ),
     )
     tags = forms.ModelMultipleChoiceField(
@@ -205,13 +216,25 @@ class AddPapersForm(forms.Form):
         help_text="Why these papers: kept in each paper's history.",
     )
 
-    def clean_text(self) -> str:
-        text: str = self.cleaned_data["text"]
+    def clean(self) -> dict[str, Any]:
+        """The text to read, pasted or uploaded, once it names papers to add."""
+        cleaned: dict[str, Any] = super().clean() or {}
+        text, upload = cleaned.get("text", ""), cleaned.get("file")
+        field = "file" if upload is not None else "text"
         try:
+            if upload is not None:
+                if text.strip():
+                    raise links.InvalidRequest("Paste references or choose a file, not both.")
+                text = links.read_upload(name=upload.name, content=upload.read())
+            elif not text.strip():
+                raise links.InvalidRequest(
+                    "Paste arXiv ids, links or references, or choose a file of them."
+                )
             links.parse_lines(text)
         except links.InvalidRequest as err:
-            raise forms.ValidationError(str(err)) from err
-        return text
+            self.add_error(field, str(err))
+        cleaned["text"] = text
+        return cleaned
 
 
 @admin.register(LinkRequest)
@@ -254,7 +277,7 @@ class LinkRequestAdmin(admin.ModelAdmin):
         retried = request.GET.get("retry", "")
         if retried.isdigit() and (earlier := LinkRequest.objects.filter(pk=retried).first()):
             initial = {"text": earlier.text, "tags": earlier.tags.all(), "note": earlier.note}
-        form = AddPapersForm(request.POST or None, initial=initial)
+        form = AddPapersForm(request.POST or None, request.FILES or None, initial=initial)
         if request.method == "POST" and form.is_valid():
             link_request = links.request_papers(
                 text=form.cleaned_data["text"],

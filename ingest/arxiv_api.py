@@ -13,6 +13,7 @@ of ids, a hundred a request (papers named by the listing feeds or added by link)
 import datetime
 import itertools
 from collections.abc import Iterable, Iterator
+from urllib.parse import parse_qs, urlsplit
 
 import arxiv
 from arxiv import _feed
@@ -54,7 +55,9 @@ class ArxivClient(arxiv.Client):
     def _parse_feed(
         self, url: str, first_page: bool = True, _try_index: int = 0
     ) -> _feed.ParsedFeed:
-        return self.http.retrying(lambda: self._fetch_page(url, first_page=first_page), what=url)
+        return self.http.retrying(
+            lambda: self._fetch_page(url, first_page=first_page), what=_described(url)
+        )
 
     def _fetch_page(self, url: str, *, first_page: bool) -> _feed.ParsedFeed:
         response = self.http.get(url)
@@ -63,6 +66,17 @@ class ArxivClient(arxiv.Client):
                 f"arXiv answered HTTP {response.status}: {_error_message(response.content)}"
             )
         return parse_page(response.content, first_page=first_page)
+
+
+def _described(url: str) -> str:
+    """What a request asked arXiv's API, in words: its address may hold a hundred ids."""
+    asked = parse_qs(urlsplit(url).query)
+    ids = [each for value in asked.get("id_list", []) for each in value.split(",") if each]
+    if ids:
+        return f"asking arXiv's API for {len(ids)} papers by id"
+    query = " ".join(asked.get("search_query", []))
+    start = " ".join(asked.get("start", [])) or "0"
+    return f"asking arXiv's API for {query!r} from result {start}"
 
 
 def parse_page(content: bytes, *, first_page: bool) -> _feed.ParsedFeed:

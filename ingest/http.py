@@ -13,6 +13,7 @@ import datetime
 import email.utils
 import logging
 import random
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -137,7 +138,24 @@ class ArxivHttp:
         except requests.Timeout as err:
             raise Retryable(f"timed out after {self.timeout} s") from err
         except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as err:
-            raise Retryable(f"connection failed: {err}") from err
+            raise Retryable(f"connection failed: {connection_failure(err)}") from err
+
+
+# The operating system's reason inside requests' message: "[Errno 111] Connection refused".
+_ERRNO_REASON = re.compile(r"\[Errno -?\d+\] ([^'\")\]]+)")
+
+
+def connection_failure(err: requests.RequestException) -> str:
+    """Why a connection failed, in words: requests' own message names the whole
+    address asked for, a hundred ids long, which helps nobody reading it."""
+    text = str(err)
+    if isinstance(err, requests.exceptions.ChunkedEncodingError):
+        return "the answer was cut off"
+    if match := _ERRNO_REASON.search(text):
+        return match.group(1).strip().lower()
+    if "RemoteDisconnected" in text or "closed connection" in text:
+        return "the server closed the connection"
+    return "the connection broke"
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:

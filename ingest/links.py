@@ -1,6 +1,8 @@
-"""Adding papers by link: the arXiv ids and URLs a curator pastes, fetched and stored.
+"""Adding papers by link: the arXiv ids, links and references a curator pastes or
+uploads, fetched and stored.
 
-A request parses the pasted text into lines (catalog.arxiv_ids.parse_pasted),
+A request reads the text's references into lines (ingest.references: ids and
+links one a line, Markdown and HTML links, BibTeX, RIS and CSL-JSON),
 asks arXiv for every id first (ingest.arxiv_api.read_ids: a hundred a request,
 paced and retried like every read of arXiv), and only then stores the records,
 all in one transaction, through the pipeline (ingest.pipeline.store_batch: tag
@@ -10,6 +12,7 @@ So arXiv failing part way stores nothing: the request says so, and its text
 is kept for a retry. Each line then says what became of its paper.
 """
 
+import codecs
 import enum
 import logging
 from collections import Counter
@@ -26,14 +29,16 @@ from ingest.arxiv_api import IDS_PER_REQUEST, ArxivClient, read_ids
 from ingest.models import IngestRun, LinkRequest
 from ingest.pipeline import BatchOutcome, store_batch
 from ingest.records import ArxivRecord, Entry, SourceUnreadable
+from ingest.references import read_references
 from ingest.runs import Run
 from ingest.upsert import Outcome, StoredPaper
 
 logger = logging.getLogger(__name__)
 
-MAX_TEXT = 100_000  # characters one request may paste
+MAX_TEXT = 1_000_000  # characters one request may paste or upload
 MAX_IDS = 1_000  # distinct ids one request may ask for
 LINE_TEXT_LIMIT = 300  # characters of a pasted line kept in its result
+MAX_FILE_BYTES = 1_000_000  # the size of a file of references one request may upload
 
 # Sent when a request has finished, stored or not, with request: a LinkRequest.
 link_request_finished = Signal()
@@ -46,6 +51,7 @@ class Result(enum.StrEnum):
     UPDATED = "updated"
     NOT_FOUND = "not_found"
     NOT_AN_ID = "not_an_id"
+    NOT_ON_ARXIV = "not_on_arxiv"
     REPEATED = "repeated"
     UNREADABLE = "unreadable"
     NOT_STORED = "not_stored"
@@ -62,6 +68,7 @@ RESULT_LABELS = {
     Result.UPDATED: "updated to a newer version",
     Result.NOT_FOUND: "not found on arXiv",
     Result.NOT_AN_ID: "not an arXiv id",
+    Result.NOT_ON_ARXIV: "not on arXiv",
     Result.REPEATED: "listed above",
     Result.UNREADABLE: "arXiv's entry could not be read",
     Result.NOT_STORED: "not stored",
@@ -98,21 +105,34 @@ def parse_lines(text: str) -> list[Line]:
             "add the papers in parts."
         )
     lines, seen = [], set()
-    for item in arxiv_ids.parse_pasted(text):
+    for reference in read_references(text):
         shown = (
-            item.text if len(item.text) <= LINE_TEXT_LIMIT else item.text[:LINE_TEXT_LIMIT] + "…"
+            reference.text
+            if len(reference.text) <= LINE_TEXT_LIMIT
+            else reference.text[:LINE_TEXT_LIMIT] + "…"
         )
-        if item.arxiv_id is None:
-            lines.append(Line(shown, None, Result.NOT_AN_ID))
-        elif item.arxiv_id in seen:
-            lines.append(Line(shown, item.arxiv_id, Result.REPEATED))
+        if reference.arxiv_id is not None and reference.arxiv_id in seen:
+            lines.append(Line(shown, reference.arxiv_id, Result.REPEATED))
+        elif reference.arxiv_id is not None:
+            seen.add(reference.arxiv_id)
+            lines.append(Line(shown, reference.arxiv_id, Result.WAITING))
+        elif reference.doi:
+            # Known only by a DOI of its own: a paper arXiv does not have.
+            lines.append(Line(shown, None, Result.NOT_ON_ARXIV, detail=f"DOI {reference.doi}"))
         else:
-            seen.add(item.arxiv_id)
-            lines.append(Line(shown, item.arxiv_id, Result.WAITING))
+            lines.append(Line(shown, None, Result.NOT_AN_ID, detail=reference.problem))
     if not seen:
+        elsewhere = sum(line.result == Result.NOT_ON_ARXIV for line in lines)
         raise InvalidRequest(
             "No arXiv id or link was found. Paste ids such as 2505.15034 or hep-th/9901001, "
-            "or links to arXiv, Hugging Face papers, alphaXiv and the like."
+            "links to arXiv, Hugging Face papers, alphaXiv and the like, Markdown or HTML "
+            "links, or BibTeX, RIS or CSL-JSON references."
+            + (
+                f" Not on arXiv, by their DOI: {elsewhere} of the references, which cannot "
+                "be added here."
+                if elsewhere
+                else ""
+            )
         )
     if len(seen) > MAX_IDS:
         raise InvalidRequest(
@@ -120,6 +140,32 @@ def parse_lines(text: str) -> list[Line]:
             "add them in parts."
         )
     return lines
+
+
+def read_upload(*, name: str, content: bytes) -> str:
+    """An uploaded file of references as text; InvalidRequest, saying why, for a
+    file too large or not text."""
+    if len(content) > MAX_FILE_BYTES:
+        raise InvalidRequest(
+            f"{name} is {len(content):,} bytes, more than {MAX_FILE_BYTES:,}: "
+            "export the references in parts."
+        )
+    if content.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        encoding = "utf-16"
+    elif b"\0" in content:
+        raise InvalidRequest(
+            f"{name} is not a text file. Export the references as BibTeX, RIS or CSL-JSON "
+            "(as Zotero's Export Library does), or as a list of links."
+        )
+    else:
+        encoding = "utf-8-sig"
+    try:
+        return content.decode(encoding)
+    except UnicodeDecodeError as err:
+        raise InvalidRequest(
+            f"{name} could not be read: byte {err.start + 1:,} is not UTF-8 text. "
+            "Export the references again as UTF-8."
+        ) from err
 
 
 def request_papers(
@@ -175,9 +221,11 @@ def add_papers(request: LinkRequest, *, client: ArxivClient | None = None) -> Li
         except SourceUnreadable as err:
             _not_stored(request, lines, "arXiv could not be read: nothing was stored.")
             run.stop(f"arXiv could not be read: {err}.")
+            _record_failure(request, f"arXiv could not be read: {err}; nothing was stored")
         except BaseException:
             # The run closes as crashed.
             _not_stored(request, lines, "Something went wrong: nothing was stored.")
+            _record_failure(request, "something went wrong; nothing was stored")
             raise
         else:
             run.add(outcome)
@@ -288,6 +336,19 @@ def _record(
         and stored[line.arxiv_id].tags_added
     }
     curation.record_each(tagged, CurationEvent.Action.TAGGED, by=by)
+
+
+def _record_failure(request: LinkRequest, detail: str) -> None:
+    """The curation log keeps a request that stored nothing, by its number."""
+    curation.record_about(
+        {f"papers from arXiv #{request.pk}": f"{_ids(request.ids_total)}: {detail}"},
+        CurationEvent.Action.ADD_FAILED,
+        by=request.requested_by or request.actor or "unknown",
+    )
+
+
+def _ids(count: int) -> str:
+    return f"{count} id" + ("s" if count != 1 else "")
 
 
 def _not_stored(request: LinkRequest, lines: list[Line], detail: str) -> None:

@@ -5,8 +5,10 @@ import io
 import re
 import socket
 import time
+from pathlib import Path
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.test import Client
 from django.utils import timezone
@@ -326,9 +328,9 @@ def test_a_running_request_shows_its_progress_and_refreshes(curator_client):
     ("text", "error"),
     [
         ("garbage " * 1250, "No arXiv id or link was found"),
-        ("x" * 100_001, "more than 100,000"),
+        ("x" * 1_000_001, "more than 1,000,000"),
         (" ".join(f"2601.{n:05d}" for n in range(1, 1002)), "1,001 different ids, more than 1,000"),
-        ("   ", "This field is required."),
+        ("   ", "Paste arXiv ids, links or references, or choose a file of them."),
     ],
 )
 def test_bad_pastes_are_refused_with_a_reason_and_store_nothing(curator_client, text, error):
@@ -424,8 +426,202 @@ def test_a_failure_while_storing_rolls_everything_back(fake_arxiv, monkeypatch):
         links.add_papers(request)
 
     assert Paper.objects.count() == 0
-    assert CurationEvent.objects.count() == 0
+    # Only the failure is in the curation log: the papers' events went with them.
+    assert list(CurationEvent.objects.values_list("action", "detail")) == [
+        ("add_failed", "1 id: something went wrong; nothing was stored")
+    ]
     assert {r[2] for r in results(request)} == {Result.NOT_STORED}
     request.run.refresh_from_db()
     assert request.run.status == IngestRun.Status.FAILED
     assert "the database went away" in request.run.error
+
+
+REFERENCES = Path(__file__).parent / "data" / "references"
+# The papers each file of tests/data/references names, as the fake arXiv serves them,
+# and the journal paper it names by its DOI alone.
+LISTED = ["2202.12139", "2005.14124", "2405.13786"]
+FIRST_TITLE = (
+    "Testing Deep Learning Models: A First Comparative Study of Multiple Testing Techniques"
+)
+JOURNAL_DOI = "10.1145/3533767.3534401"
+
+
+@pytest.mark.parametrize(
+    ("name", "first_line"),
+    [
+        ("zotero.bib", f"@misc{{ahuja_testing_2022}}: {FIRST_TITLE}"),
+        ("zotero.ris", FIRST_TITLE),
+        ("zotero.json", FIRST_TITLE),
+        (
+            "awesome-list.md",
+            "[Testing Deep Learning Models: A First Comparative Study]"
+            "(https://arxiv.org/abs/2202.12139)",
+        ),
+        ("hf-collection.html", f"{FIRST_TITLE} (/papers/2202.12139)"),
+    ],
+)
+def test_references_in_any_format_are_added_and_a_journal_doi_is_reported(
+    fake_arxiv, name, first_line
+):
+    request = add((REFERENCES / name).read_text())
+
+    lines = results(request)
+    assert lines[0] == (first_line, "2202.12139", Result.ADDED, "")
+    assert [(arxiv_id, result) for _, arxiv_id, result, _ in lines[:3]] == [
+        (arxiv_id, Result.ADDED) for arxiv_id in LISTED
+    ]
+    # The collection's page links no journal paper; the others name it by its DOI.
+    assert lines[3:] == (
+        []
+        if name == "hf-collection.html"
+        else [(lines[3][0], None, Result.NOT_ON_ARXIV, f"DOI {JOURNAL_DOI}")]
+    )
+    assert sorted(Paper.objects.values_list("arxiv_id", flat=True)) == sorted(LISTED)
+    assert sorted(fake_arxiv.requests[0].params["id_list"].split(",")) == sorted(LISTED)
+
+
+def test_a_paste_of_markdown_list_lines_reads_each_link(fake_arxiv):
+    request = add(
+        "- [Testing Deep Learning Models](https://arxiv.org/abs/2202.12139)\n"
+        "- [Active Fuzzing](https://huggingface.co/papers/2005.14124) "
+        "[[code](https://github.com/example/fuzz)]\n"
+        "- [The same, as its DOI](https://doi.org/10.48550/arXiv.2202.12139)\n"
+        "- [A blog post](https://example.com/post)"
+    )
+
+    assert results(request) == [
+        (
+            "[Testing Deep Learning Models](https://arxiv.org/abs/2202.12139)",
+            "2202.12139",
+            Result.ADDED,
+            "",
+        ),
+        (
+            "[Active Fuzzing](https://huggingface.co/papers/2005.14124)",
+            "2005.14124",
+            Result.ADDED,
+            "",
+        ),
+        (
+            "[The same, as its DOI](https://doi.org/10.48550/arXiv.2202.12139)",
+            "2202.12139",
+            Result.REPEATED,
+            "",
+        ),
+        ("- [A blog post](https://example.com/post)", None, Result.NOT_AN_ID, ""),
+    ]
+
+
+def test_an_id_in_brackets_is_no_json_file(fake_arxiv):
+    # Valid JSON: a list of three numbers.
+    request = add("[2202.12139, 2005.14124, 2405.13786]")
+
+    assert [line[1:3] for line in results(request)] == [
+        (arxiv_id, Result.ADDED) for arxiv_id in LISTED
+    ]
+
+
+def test_a_collections_address_says_how_to_read_the_collection(fake_arxiv):
+    address = "https://huggingface.co/collections/someone/software-testing-6650c3e1"
+
+    request = add(f"2202.12139\n{address}")
+
+    assert results(request)[1] == (
+        address,
+        None,
+        Result.NOT_AN_ID,
+        "a Hugging Face collection's address: paste or upload its page's HTML, or what "
+        "huggingface.co/api/collections/<its slug> answers",
+    )
+
+
+def test_a_bibtex_entry_that_cannot_be_read_is_reported_and_the_rest_added(fake_arxiv):
+    request = add(
+        "@misc{broken, title = {Unclosed, eprint = {2005.14124}\n"
+        "@misc{fine, title = {Testing}, eprint = {2202.12139}, archivePrefix = {arXiv}}\n"
+        "@misc{elsewhere, eprint = {hal-01234567}, archivePrefix = {HAL}}\n"
+    )
+
+    assert results(request) == [
+        (
+            "@misc{broken, title = {Unclosed, eprint = {2005.14124}",
+            None,
+            Result.NOT_AN_ID,
+            "this BibTeX entry could not be read",
+        ),
+        ("@misc{fine}: Testing", "2202.12139", Result.ADDED, ""),
+        ("@misc{elsewhere}", None, Result.NOT_AN_ID, ""),
+    ]
+
+
+def test_the_admin_page_adds_the_papers_of_an_uploaded_export(
+    fake_arxiv, curator_client, django_capture_on_commit_callbacks
+):
+    export = SimpleUploadedFile("My Library.bib", (REFERENCES / "zotero.bib").read_bytes())
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = curator_client.post(ADD_PAGE, {"text": "", "file": export})
+
+    request = LinkRequest.objects.get()
+    assert response["Location"] == f"/admin/ingest/linkrequest/{request.pk}/change/"
+    page = curator_client.get(response["Location"]).content.decode()
+    assert page.count("<td>added</td>") == 3
+    assert f"<td>not on arXiv</td>\n          <td>DOI {JOURNAL_DOI}</td>" in page
+    assert "not on arXiv 1" in curator_client.get("/admin/ingest/linkrequest/").content.decode()
+    # A retry starts from what the file held.
+    retry = curator_client.get(f"{ADD_PAGE}?retry={request.pk}")
+    assert retry.context["form"].initial["text"] == (REFERENCES / "zotero.bib").read_text()
+
+
+@pytest.mark.parametrize(
+    ("content", "error"),
+    [
+        (b"%PDF-1.7\n\x00\x01\x02", "My Library.bib is not a text file."),
+        ("2202.12139 Ramírez".encode("latin-1"), "byte 15 is not UTF-8 text"),
+        (b"2202.12139\n" * 100_000, "1,100,000 bytes, more than 1,000,000"),
+        (b"", "The submitted file is empty."),
+        (
+            b"@article{k, doi = {10.1145/3533767.3534401}}",
+            "Not on arXiv, by their DOI: 1 of the references",
+        ),
+    ],
+)
+def test_a_file_that_cannot_be_read_is_refused_with_a_reason(curator_client, content, error):
+    upload = SimpleUploadedFile("My Library.bib", content)
+
+    response = curator_client.post(ADD_PAGE, {"text": "", "file": upload})
+
+    assert response.status_code == 200
+    assert escape(error) in response.content.decode()
+    assert LinkRequest.objects.count() == 0
+
+
+def test_a_file_and_a_paste_at_once_are_refused(curator_client):
+    upload = SimpleUploadedFile("list.md", b"2202.12139")
+
+    response = curator_client.post(ADD_PAGE, {"text": "2005.14124", "file": upload})
+
+    assert "Paste references or choose a file, not both." in response.content.decode()
+    assert LinkRequest.objects.count() == 0
+
+
+def test_a_utf16_export_is_read(fake_arxiv):
+    text = links.read_upload(
+        name="export.ris", content=(REFERENCES / "zotero.ris").read_text().encode("utf-16")
+    )
+
+    assert [line.arxiv_id for line in links.parse_lines(text)] == [*LISTED, None]
+
+
+def test_a_hugging_face_collection_as_its_api_answers_adds_its_papers(fake_arxiv):
+    request = add((REFERENCES / "hf-collection-api.json").read_text())
+
+    assert results(request) == [
+        (f"{FIRST_TITLE} (2202.12139)", "2202.12139", Result.ADDED, ""),
+        (
+            "Active Fuzzing for Testing and Securing Cyber-Physical Systems (2005.14124)",
+            "2005.14124",
+            Result.ADDED,
+            "",
+        ),
+    ]

@@ -311,7 +311,7 @@ def test_unpublishing_returns_the_day_to_its_usual_order(client, day_papers):
     EditionEntry.objects.filter(edition=edition, paper=a).update(pinned=True, note="Pinned")
     services.publish(edition=edition, by="test")
     assert titles(client.get("/daily/2025-11-05/").content.decode(), day_papers)[0] == "Paper Alpha"
-    services.unpublish(edition=edition)
+    services.unpublish(edition=edition, by="test")
     html = client.get("/daily/2025-11-05/").content.decode()
     assert titles(html, day_papers)[0] == "Paper Gamma" and "Pinned" not in html
 
