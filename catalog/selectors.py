@@ -2,7 +2,7 @@
 
 import datetime
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, cast
 
 from django.conf import settings
 from django.db.models import Count, F, OuterRef, Prefetch, QuerySet, Subquery, TextField, Value
@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import translation
 
 from catalog.credits import with_credits
-from catalog.filters import PaperFilter, authored_by
+from catalog.filters import SORTED_NEWEST_FIRST, PaperFilter, authored_by
 from catalog.highlight import with_marks
 from catalog.models import (
     NEWEST_FIRST,
@@ -32,6 +32,9 @@ FEED_LENGTH = 50
 # How many co-authors and tags an author's page names.
 AUTHOR_COAUTHORS = 10
 AUTHOR_TAGS = 10
+# Co-authors and tags are counted over the author's newest papers only: over all
+# 2,173 papers of a prolific author they cost 165 ms at a million papers.
+AUTHOR_CREDITS_WITHIN = 500
 # The language abstracts are written in: readers of any other see their own first.
 ABSTRACT_LANGUAGE = "en"
 PaperCategory = Paper.categories.through
@@ -220,6 +223,14 @@ def author_papers(*, author: Author) -> QuerySet[Paper]:
     return authored_by(Paper.objects.visible(), author)
 
 
+def latest_author_papers(*, author: Author) -> "QuerySet[Paper, dict[str, Any]]":
+    """The ids of the author's newest AUTHOR_CREDITS_WITHIN visible papers, read
+    from their links and sorted: walking the newest-first index for a prolific
+    author's papers probes thousands of others."""
+    newest = author_papers(author=author).order_by(*SORTED_NEWEST_FIRST).values("pk")
+    return newest[:AUTHOR_CREDITS_WITHIN]
+
+
 class Credited(TypedDict):
     """A co-author or a tag on an author's page: its name, its address's slug,
     and on how many of the author's visible papers it is."""
@@ -230,9 +241,10 @@ class Credited(TypedDict):
 
 
 def frequent_coauthors(*, author: Author) -> list[Credited]:
-    """The authors most often credited beside the author on visible papers, most first."""
+    """The authors most often credited beside the author on their latest visible
+    papers (AUTHOR_CREDITS_WITHIN), most first."""
     rows = (
-        PaperAuthor.objects.filter(paper__in=author_papers(author=author).values("pk"))
+        PaperAuthor.objects.filter(paper__in=latest_author_papers(author=author))
         .exclude(author=author)
         .values(name=F("author__name"), slug=F("author__slug"))
         .annotate(paper_count=Count("paper_id"))
@@ -242,9 +254,10 @@ def frequent_coauthors(*, author: Author) -> list[Credited]:
 
 
 def author_tags(*, author: Author) -> list[Credited]:
-    """The tags most often on the author's visible papers, most first."""
+    """The tags most often on the author's latest visible papers
+    (AUTHOR_CREDITS_WITHIN), most first."""
     rows = (
-        PaperTag.objects.filter(paper__in=author_papers(author=author).values("pk"))
+        PaperTag.objects.filter(paper__in=latest_author_papers(author=author))
         .values(name=F("tag__name"), slug=F("tag__slug"))
         .annotate(paper_count=Count("paper_id"))
         .order_by("-paper_count", "name")
