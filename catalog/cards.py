@@ -8,9 +8,10 @@ its category's versions (`changed_at`, moved by every write, see
 catalog.changes), the options, and a digest of the template's source. A
 changed paper gets a new key, and nothing ever needs invalidating. What
 differs per reader is left as slots in the shared HTML, filled on every
-request: the "new" badge, the comment count (which moves no version), and the reader's parts (catalog.page_cache.ReaderParts):
-the upvote and save toggles, each tag's follow chip and, on For you, why the paper is
-there and the "not interested" button. Without Redis this works the same:
+request: the "new" badge, the comment count (which moves no version), and the
+reader's parts (catalog.page_cache.ReaderParts): the upvote and save toggles,
+each tag's follow chip and, on For you, why the paper is there and the "not
+interested" button. Without Redis this works the same:
 each process keeps its own cards.
 """
 

@@ -219,9 +219,9 @@ def is_stored_for_others(parts: ReaderParts) -> bool:
 
 
 def comments_text(count: int) -> str:
-    return translation.ngettext(
-        "%(counter)s comment", "%(counter)s comments", count
-    ) % {"counter": count}
+    return translation.ngettext("%(counter)s comment", "%(counter)s comments", count) % {
+        "counter": count
+    }
 
 
 def comment_link(parts: ReaderParts, *, paper_id: int, count: int, url: str) -> str:
@@ -237,7 +237,7 @@ def comment_link(parts: ReaderParts, *, paper_id: int, count: int, url: str) -> 
 
 
 def comment_count(parts: ReaderParts, *, paper_id: int, count: int) -> str:
-    """"N comments", or a slot on a page stored for others."""
+    """ "N comments", or a slot on a page stored for others."""
     if is_stored_for_others(parts):
         return slot("comment-count", paper_id)
     return escape(comments_text(count))

@@ -13,8 +13,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from catalog.changes import papers_changed
-from catalog.page_cache import forget_comment_counts
 from catalog.models import CurationEvent, Paper
+from catalog.page_cache import forget_comment_counts
 from catalog.rendering import render_markdown
 from discussion.models import (
     Comment,

@@ -299,7 +299,7 @@ def test_co_authors_and_tags_are_counted_over_the_authors_latest_papers(client, 
     html = client.get("/authors/ada-lovelace/").content.decode()
 
     assert "Oldest" in html and "New 0" in html and "New 1" in html  # the list has them all
-    assert "Co-authors and tags among their latest 2 papers." in html
+    assert "Co-authors and tags among their latest 2 papers in the catalog." in html
     assert '<a href="/authors/alan-turing/">Alan Turing</a> <span class="subtle">(2)</span>' in html
     assert "Old Friend" not in html.split("Frequent co-authors")[1].split("</ul>")[0]
 
