@@ -8,19 +8,21 @@ its category's versions (`changed_at`, moved by every write, see
 catalog.changes), the options, and a digest of the template's source. A
 changed paper gets a new key, and nothing ever needs invalidating. What
 differs per reader is left as slots in the shared HTML, filled on every
-request: the "new" badge, and the reader's parts (catalog.page_cache.ReaderParts):
-the upvote and save toggles, each tag's follow chip and, on For you, why the paper is
-there and the "not interested" button. Without Redis this works the same:
+request: the "new" badge, the comment count (which moves no version), and the
+reader's parts (catalog.page_cache.ReaderParts): the upvote and save toggles,
+each tag's follow chip and, on For you, why the paper is there and the "not
+interested" button. Without Redis this works the same:
 each process keeps its own cards.
 """
 
 from django.template.loader import get_template
+from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from catalog.models import Paper
-from catalog.page_cache import ReaderParts, slot
+from catalog.page_cache import ReaderParts, comment_link, slot
 from catalog.trending import WINDOWS
 from core.fragments import Fragments, digest, template_digest
 
@@ -58,6 +60,14 @@ def shared_card(paper: Paper, *, thumbnails: bool, trending_window: str | None) 
     return _cards.get_or_render(key, lambda: get_template(CARD_TEMPLATE).render(context))
 
 
+def discussion_link(paper: Paper, *, parts: ReaderParts) -> str:
+    if paper.arxiv_id:
+        url = reverse("discussion:page", args=[paper.arxiv_id])
+    else:
+        url = reverse("discussion:page-by-pk", args=[paper.pk])
+    return comment_link(parts, paper_id=paper.pk, count=paper.comment_count, url=url)
+
+
 def paper_card(
     paper: Paper,
     *,
@@ -76,6 +86,7 @@ def paper_card(
         )
     html = html.replace(slot("new"), badge, 1).replace(slot("save"), parts.save_toggle(paper.pk), 1)
     html = html.replace(slot("upvote"), parts.upvote_toggle(paper.pk, paper.upvote_count), 1)
+    html = html.replace(slot("comments"), discussion_link(paper, parts=parts), 1)
     html = html.replace(slot("because"), parts.because(paper) if for_you else "", 1)
     html = html.replace(slot("dismiss"), parts.dismiss_button(paper) if for_you else "", 1)
     for tag in paper.tags.all():

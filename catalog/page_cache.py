@@ -14,7 +14,9 @@ get them from the context processor `template_reader_parts`.
 Upvote toggles show counts that change with every vote, which move no
 catalog version: every stored page, anonymous readers' too, leaves them as
 slots, filled on the way out with counts read for the page's papers at once
-(upvote_counts), kept for a few seconds.
+(upvote_counts), kept for a few seconds. Comment counts go the same way
+(comment_counts): a comment moves no version, so it leaves every other
+stored page as it was.
 """
 
 import functools
@@ -30,6 +32,7 @@ from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.utils import translation
+from django.utils.html import escape, format_html
 from django.utils.module_loading import import_string
 from django.utils.safestring import SafeString, mark_safe
 
@@ -48,8 +51,11 @@ CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 # A slot is an HTML comment the escaped paper text cannot contain.
 SLOT = "<!--slot:{}-->"
 # A page's slots, as SharedPageSlots leaves them: the part and what names its object.
-PAGE_SLOT = re.compile(r"<!--slot:(save|upvote|subscribe|account)(?::([^>]*))?-->")
+PAGE_SLOT = re.compile(
+    r"<!--slot:(save|upvote|subscribe|account|comment-link|comment-count)(?::([^>]*))?-->"
+)
 UPVOTE_SLOT = re.compile(r"<!--slot:upvote:(\d+)-->")
+COMMENT_SLOT = re.compile(r"<!--slot:comment-(?:link|count):(\d+)")
 # A page's upvote counts are read again after this long (or at once after a
 # vote: forget_upvote_counts), so others' votes show within seconds.
 UPVOTE_COUNT_SECONDS = 5
@@ -178,10 +184,70 @@ def forget_upvote_counts(paper_ids: Iterable[int]) -> None:
     catalog_cache().delete_many([_count_key(paper_id) for paper_id in paper_ids])
 
 
+def _comment_count_key(paper_id: int) -> str:
+    return f"catalog:comments:{paper_id}"
+
+
+def comment_counts(paper_ids: Iterable[int]) -> dict[int, int]:
+    """The papers' shown comments (Paper.comment_count): from the cache, and
+    those it lacks in one query, kept as long as upvote counts."""
+    keys = {paper_id: _comment_count_key(paper_id) for paper_id in set(paper_ids)}
+    if not keys:
+        return {}
+    cache = catalog_cache()
+    found = cache.get_many(keys.values())
+    counts = {paper_id: found[key] for paper_id, key in keys.items() if key in found}
+    missing = [paper_id for paper_id in keys if paper_id not in counts]
+    if missing:
+        read = dict(Paper.objects.filter(pk__in=missing).values_list("pk", "comment_count"))
+        cache.set_many(
+            {keys[paper_id]: count for paper_id, count in read.items()}, UPVOTE_COUNT_SECONDS
+        )
+        counts.update(read)
+    return counts
+
+
+def forget_comment_counts(paper_ids: Iterable[int]) -> None:
+    """After comments changed the papers' counts (and committed): read them again."""
+    catalog_cache().delete_many([_comment_count_key(paper_id) for paper_id in paper_ids])
+
+
+def is_stored_for_others(parts: ReaderParts) -> bool:
+    """Whether the page rendering now is stored for other readers (a stand-in
+    renders it), so that counts which move no version are left as slots."""
+    return isinstance(parts, SharedPageSlots | OpenCounts)
+
+
+def comments_text(count: int) -> str:
+    return translation.ngettext("%(counter)s comment", "%(counter)s comments", count) % {
+        "counter": count
+    }
+
+
+def comment_link(parts: ReaderParts, *, paper_id: int, count: int, url: str) -> str:
+    """A card's link to the paper's discussion with its count, none without
+    comments; a slot on a page stored for others."""
+    if is_stored_for_others(parts):
+        return slot("comment-link", paper_id, url)
+    if not count:
+        return ""
+    return format_html(
+        '<a class="action-link comment-count" href="{}">{}</a>', url, comments_text(count)
+    )
+
+
+def comment_count(parts: ReaderParts, *, paper_id: int, count: int) -> str:
+    """ "N comments", or a slot on a page stored for others."""
+    if is_stored_for_others(parts):
+        return slot("comment-count", paper_id)
+    return escape(comments_text(count))
+
+
 def fill_slots(html: str, *, parts: ReaderParts, targets: Targets) -> str:
     """A page SharedPageSlots (or OpenCounts) left open, with this reader's parts in its slots."""
     filled: dict[str, str] = {}
     counts = upvote_counts(int(paper_id) for paper_id in UPVOTE_SLOT.findall(html))
+    comments = comment_counts(int(paper_id) for paper_id in COMMENT_SLOT.findall(html))
 
     def part(match: re.Match[str]) -> str:
         marker = match.group(0)
@@ -192,6 +258,13 @@ def fill_slots(html: str, *, parts: ReaderParts, targets: Targets) -> str:
             elif kind == "upvote":
                 # A paper gone since the page was stored shows none.
                 filled[marker] = parts.upvote_toggle(int(key), counts.get(int(key), 0))
+            elif kind == "comment-link":
+                paper_id, url = key.split(":", 1)
+                count = comments.get(int(paper_id), 0)
+                filled[marker] = comment_link(parts, paper_id=int(paper_id), count=count, url=url)
+            elif kind == "comment-count":
+                count = comments.get(int(key), 0)
+                filled[marker] = comment_count(parts, paper_id=int(key), count=count)
             elif kind == "subscribe":
                 name, look = key.split(":")
                 filled[marker] = parts.subscribe_toggle(_target(name, targets[name]), look)

@@ -31,6 +31,7 @@ from catalog.exports import FORMATS, export_response
 from catalog.filters import (
     LIST_PARAMETERS,
     PERIOD_DAYS,
+    SORTED_NEWEST_FIRST,
     TRENDING_WINDOWS,
     PaperFilter,
     clean_query,
@@ -40,6 +41,7 @@ from catalog.page_cache import cached_page
 from catalog.pagination import CatalogPaginator
 from catalog.selectors import (
     ABSTRACT_LANGUAGE,
+    AUTHOR_CREDITS_WITHIN,
     author_papers,
     author_tags,
     filter_papers,
@@ -130,6 +132,7 @@ def render_paper_list(
     ordering: Sequence[Any] = (),
     ordering_label: str = "",
     catalog_part: "CountedTag | CountedCategory | Literal['all'] | None" = None,
+    few_papers: bool = False,
 ) -> HttpResponse:
     """A filtered, paginated list of papers: the home page, tag and category
     pages and the personal feed all render through here. params stand for
@@ -138,10 +141,14 @@ def render_paper_list(
     names in the sort menu's place. catalog_part says which
     of the catalog's visible papers `papers` are, all of them or one tag's or
     category's, so that a list of exactly one tag or category is not counted;
-    None for any other list (a reader's feed)."""
+    None for any other list (a reader's feed). few_papers: `papers` are a few
+    thousand at most (an author's), read and sorted newest first rather than
+    found by walking the newest-first index past every other paper."""
     params = request.GET if params is None else params
     paper_filter = filter_papers(params, papers=papers)
     filtered = paper_filter.qs.order_by(*ordering) if ordering else paper_filter.qs
+    if few_papers and not ordering and paper_filter.sorted_by == "newest":
+        filtered = filtered.order_by(*SORTED_NEWEST_FIRST)
     total = None if catalog_part is None else paper_filter.maintained_total(within=catalog_part)
     searched = (
         paper_filter.form.cleaned_data.get("q", "").strip() if paper_filter.is_valid() else ""
@@ -252,12 +259,14 @@ def author_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "author": author,
         "coauthors": frequent_coauthors(author=author),
         "author_tags": author_tags(author=author),
+        "credits_within": AUTHOR_CREDITS_WITHIN,
     }
     return render_paper_list(
         request,
         papers=author_papers(author=author),
         template="catalog/author_detail.html",
         context=context,
+        few_papers=True,
     )
 
 

@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 
 from catalog.changes import papers_changed
 from catalog.models import CurationEvent, Paper
+from catalog.page_cache import forget_comment_counts
 from catalog.rendering import render_markdown
 from discussion.models import (
     Comment,
@@ -66,8 +67,10 @@ def clean_body(*, user: User, body: str) -> str:
 
 
 def recount(paper_id: int) -> None:
-    """Store the paper's count of shown comments (one UPDATE), and move its
-    version on so that cached cards and pages show the new count."""
+    """Store the paper's count of shown comments (one UPDATE). Stored pages
+    read it on the way out (catalog.page_cache.comment_counts), so it moves no
+    version, which would make every cached page stale; they read it again
+    once this commits."""
     shown = (
         Comment.objects.filter(paper=OuterRef("pk"), deleted=False, hidden_by_curator=False)
         .order_by()
@@ -76,7 +79,7 @@ def recount(paper_id: int) -> None:
         .values("n")
     )
     Paper.objects.filter(pk=paper_id).update(comment_count=Coalesce(Subquery(shown), 0))
-    papers_changed([paper_id])
+    transaction.on_commit(lambda: forget_comment_counts([paper_id]))
 
 
 def follow(*, user: User, paper: Paper) -> None:

@@ -286,3 +286,31 @@ def test_renaming_an_author_to_another_authors_name_is_a_form_error(curator_clie
     )
     assert renamed.status_code == 302
     assert Paper.objects.get().author_list == ["Ada Lovelace", "Ada K. Lovelace"]
+
+
+def test_co_authors_and_tags_are_counted_over_the_authors_latest_papers(client, monkeypatch):
+    monkeypatch.setattr("catalog.selectors.AUTHOR_CREDITS_WITHIN", 2)
+    monkeypatch.setattr("catalog.views.AUTHOR_CREDITS_WITHIN", 2)
+    old = timezone.now() - datetime.timedelta(days=30)
+    PaperFactory(title="Oldest", authors=["Ada Lovelace", "Old Friend"], published_at=old)
+    for n in range(2):
+        PaperFactory(title=f"New {n}", authors=["Ada Lovelace", "Alan Turing"])
+
+    html = client.get("/authors/ada-lovelace/").content.decode()
+
+    assert "Oldest" in html and "New 0" in html and "New 1" in html  # the list has them all
+    assert "Co-authors and tags among their latest 2 papers in the catalog." in html
+    assert '<a href="/authors/alan-turing/">Alan Turing</a> <span class="subtle">(2)</span>' in html
+    assert "Old Friend" not in html.split("Frequent co-authors")[1].split("</ul>")[0]
+
+
+def test_the_author_page_lists_their_papers_newest_first(client):
+    for n in range(3):
+        PaperFactory(
+            title=f"Work {n}",
+            authors=["Ada Lovelace"],
+            published_at=timezone.now() - datetime.timedelta(days=n),
+        )
+    html = client.get("/authors/ada-lovelace/").content.decode()
+
+    assert html.index("Work 0") < html.index("Work 1") < html.index("Work 2")

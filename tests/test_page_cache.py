@@ -171,3 +171,27 @@ def test_a_wrong_reader_parts_factory_is_reported_at_once(settings):
         settings.READER_PARTS = wrong
         found = [error.id for error in checks.run_checks() if error.id.startswith("catalog.")]
         assert found == ["catalog.E001"], wrong
+
+
+def test_a_comment_moves_no_version_and_its_count_shows_on_stored_pages(
+    client, server, django_capture_on_commit_callbacks
+):
+    from discussion.services import post_comment
+
+    paper = PaperFactory(arxiv_id="2401.00001")
+    other = PaperFactory()
+    client.get("/")  # both cards, stored
+    client.get(other.get_absolute_url())
+    version = catalog_cache.catalog_version()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        post_comment(user=UserFactory(), paper=paper, body="A remark.", parent_id=None)
+    home = client.get("/").content.decode()
+    detail = client.get(paper.get_absolute_url()).content.decode()
+
+    assert catalog_cache.catalog_version() == version  # every stored page stays good
+    link = '<a class="action-link comment-count" href="/papers/2401.00001/discussion/">'
+    assert f"{link}1 comment</a>" in home
+    assert home.count("comment-count") == 1  # none for the paper without comments
+    assert "Read the discussion</a> (1 comment)" in detail
+    assert "<!--slot:" not in home + detail
