@@ -27,7 +27,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.openapi.schema import OpenAPISchema
 from ninja.operation import Operation
 
-from api import discussion, personal, public
+from api import discussion, personal, public, sync
 from api.auth import RateLimited
 from api.cursors import CursorError
 from api.http import PROBLEM_CONTENT_TYPE, Refused, problem
@@ -51,6 +51,13 @@ saved papers, subscriptions and upvotes (`PUT`/`DELETE /papers/{ref}/upvote`).
   stable id, in the order asked; those not here are listed in `missing`.
 - `fields=id,title,...` answers items with only the fields named.
 - A query parameter an endpoint does not take is refused (400), not ignored.
+- Keeping a copy: `GET /changes?since=<token>` lists every paper added, changed,
+  hidden, merged or removed since the token, each once at its latest state, in
+  commit order, with the token to pass next (`next_since`); without `since`, from
+  the start. `GET /dump` names the nightly dump of every visible paper (JSON Lines,
+  gzip) with its SHA-256 and the token to follow `/changes` from. Lists also take
+  `added_since`, `updated_since` and `sort=added|updated`, and items carry
+  `added_at` and `updated_at` (the last change here).
 - Personal endpoints (`/me/...`) need `Authorization: Bearer <token>`; readers make
   and revoke tokens on their subscriptions page.
 - Anonymous requests are limited per address, token requests per token: over the
@@ -249,5 +256,6 @@ def server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
 api.add_router("", discussion.router)
 api.add_router("", personal.papers_router)
 api.add_router("", public.router)
+api.add_router("", sync.router)
 api.add_router("/me", personal.router)
 api.add_decorator(refuse_unknown_parameters, mode="view")

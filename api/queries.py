@@ -113,11 +113,13 @@ def paper_page(
 
 def is_ranked(paper_filter: PaperFilter) -> bool:
     """Whether the list is paged by position: in any order but newest first (a
-    relevance-ranked search, trending, votes). The cursor walks the date index
+    relevance-ranked search, trending, votes, added, updated). The cursor walks the date index
     only for a newest-first list."""
     sort = paper_filter.sorted_by
     searched = paper_filter.form.cleaned_data.get("q", "").strip()
-    return sort in ("trending", "votes") or (sort == "relevance" and bool(searched))
+    return sort in ("trending", "votes", "added", "updated") or (
+        sort == "relevance" and bool(searched)
+    )
 
 
 def _counted(listed: QuerySet[Paper], *, up_to: int) -> QuerySet[Paper, Any]:

@@ -23,8 +23,13 @@ LIST_PARAMETER_DESCRIPTIONS = {
     "to": "Listed on or before.",
     "has_code": "1: only papers with code.",
     "sort": "newest first (the default); relevance ranks the newest matches of `q` by"
-    " relevance; trending ranks by readers' recent saves, suggestions and clicks over"
+    " relevance; added: newest added to this catalog first; updated: last changed"
+    " here first; trending ranks by readers' recent saves, suggestions and clicks over"
     " `window`, then newest first; votes ranks by upvotes over `window`, then newest first.",
+    "added_since": "Added to this catalog at or after this moment (ISO 8601, e.g."
+    " 2026-01-31T00:00:00Z).",
+    "updated_since": "Changed here (anything its item shows) at or after this moment"
+    " (ISO 8601). To follow every change exactly, use /changes.",
     "window": "The period trending or votes ranks over (with sort=trending or sort=votes);"
     " 7d when not given.",
 }
@@ -74,6 +79,8 @@ def _parameter(name: str, list_filter: django_filters.Filter) -> tuple[Any, Any]
     if isinstance(list_filter, django_filters.ChoiceFilter):
         choices = tuple(value for value, _ in list_filter.extra["choices"])
         return Literal[choices] | None, Field(None, alias=name, description=description)
+    if isinstance(list_filter, django_filters.IsoDateTimeFilter):
+        return datetime.datetime | None, Field(None, alias=name, description=description)
     if isinstance(list_filter, django_filters.DateFilter):
         return IsoDate | None, Field(None, alias=name, description=description)
     if isinstance(list_filter, django_filters.CharFilter):
@@ -145,6 +152,10 @@ class PaperItem(Schema):
     published_at: datetime.datetime | None = Field(description="Version 1's date on arXiv.")
     published_precision: Literal["day", "month"]
     listed_at: datetime.datetime = Field(description="The date lists sort and filter by.")
+    added_at: datetime.datetime = Field(description="When the paper came to this catalog.")
+    updated_at: datetime.datetime = Field(
+        description="The last change here to anything this item shows (sort=updated)."
+    )
     url: str = Field(description="The paper's page on this site.")
     abs_url: str | None
     pdf_url: str | None
@@ -236,9 +247,10 @@ class PaperDetail(PaperItem):
     comment: str
     journal_ref: str
     doi: str
-    updated_at: datetime.datetime | None = Field(description="This version's date on arXiv.")
+    version_updated_at: datetime.datetime | None = Field(
+        description="This version's date on arXiv."
+    )
     announced_at: datetime.datetime | None
-    added_at: datetime.datetime = Field(description="When the paper came to this catalog.")
     code_links: list[CodeLinkOut]
     summaries: list[SummariesOut] = Field(description="Published summaries, by language.")
     similar: list[SimilarOut] = Field(description="The most similar papers, most similar first.")

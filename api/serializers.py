@@ -36,6 +36,8 @@ def paper_item(
         "published_at": paper.published_at,
         "published_precision": paper.published_precision,
         "listed_at": paper.listed_at,
+        "added_at": paper.added_at,
+        "updated_at": paper.changed_at,
         "url": request.build_absolute_uri(paper.get_absolute_url()),
         "abs_url": paper.abs_url or None,
         "pdf_url": paper.pdf_url or None,
@@ -66,9 +68,8 @@ def paper_detail(
         "comment": paper.comment,
         "journal_ref": paper.journal_ref,
         "doi": paper.doi,
-        "updated_at": paper.updated_at,
+        "version_updated_at": paper.updated_at,
         "announced_at": paper.announced_at,
-        "added_at": paper.added_at,
         "code_links": [{"url": link.url, "kind": link.kind} for link in code_links],
         "summaries": [
             summaries_item(language, summaries)
@@ -85,6 +86,8 @@ def similar_item(request: HttpRequest, entry: SimilarEntry) -> dict[str, Any]:
         "arxiv_id": paper.arxiv_id,
         "title": paper.title,
         "listed_at": paper.listed_at,
+        "added_at": paper.added_at,
+        "updated_at": paper.changed_at,
         "url": request.build_absolute_uri(paper.get_absolute_url()),
         "tags": [{"slug": tag.slug, "name": tag.name} for tag in entry.tags],
         "score": entry.score,

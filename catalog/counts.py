@@ -28,6 +28,9 @@ from catalog.models import Category, CategoryCount, Tag, TagCount, visible_sql
 
 SQL_FILES = Path(__file__).resolve().parent / "sql"
 TRIGGERS = "paper_counts.{vendor}.sql"
+# The change log's trigger on catalog_paper (catalog.sync), set with the
+# count triggers once its table exists.
+CHANGE_LOG = "paper_changes.{vendor}.sql"
 RECOUNT = "paper_counts.recount.sql"
 VISIBLE_IN_SQL = re.compile(r"\bVISIBLE\((\w+)\)")
 
@@ -120,7 +123,7 @@ def recount(*, using: str = DEFAULT_DB_ALIAS) -> None:
     when nothing else writes to the catalog."""
     database = connections[using]
     with transaction.atomic(using=using), database.cursor() as cursor:
-        for name in (TRIGGERS, RECOUNT):
+        for name in (*trigger_files(database), RECOUNT):
             for statement in sql_statements(name, connection=database):
                 cursor.execute(statement)
 
@@ -133,18 +136,26 @@ def sql_statements(name: str, *, connection: BaseDatabaseWrapper) -> list[str]:
     return connection.ops.prepare_sql_script(sql)
 
 
+def trigger_files(connection: BaseDatabaseWrapper) -> list[str]:
+    """The trigger files to load: the counts', and the change log's once the
+    migrations have made its table."""
+    tables = connection.introspection.table_names()
+    return [TRIGGERS, *([CHANGE_LOG] if "catalog_paperchange" in tables else [])]
+
+
 def drop_sqlite_triggers(apps: Any, schema_editor: BaseDatabaseSchemaEditor) -> None:
     """A migration's step before it rewrites the papers' table on SQLite, which
     copies the table and renames the copy into place: that fails while a count
     trigger on another table names the old one. `create_sqlite_triggers` after."""
     if schema_editor.connection.vendor == "sqlite":
-        statements = sql_statements(TRIGGERS, connection=schema_editor.connection)
-        for statement in statements:
-            if statement.lstrip().upper().startswith("DROP TRIGGER"):
-                schema_editor.execute(statement)
+        for name in trigger_files(schema_editor.connection):
+            for statement in sql_statements(name, connection=schema_editor.connection):
+                if statement.lstrip().upper().startswith("DROP TRIGGER"):
+                    schema_editor.execute(statement)
 
 
 def create_sqlite_triggers(apps: Any, schema_editor: BaseDatabaseSchemaEditor) -> None:
     if schema_editor.connection.vendor == "sqlite":
-        for statement in sql_statements(TRIGGERS, connection=schema_editor.connection):
-            schema_editor.execute(statement)
+        for name in trigger_files(schema_editor.connection):
+            for statement in sql_statements(name, connection=schema_editor.connection):
+                schema_editor.execute(statement)

@@ -61,6 +61,12 @@ TRENDING_WINDOWS = [
 # The upvote counts sort=votes ranks by, by window (the trending sort's windows).
 VOTE_COLUMNS = {"24h": "votes_24h", "7d": "votes_7d", "30d": "votes_30d"}
 MAX_QUERY_LENGTH = 300
+# The sorts by this catalog's own dates, newest first: when a paper came, and
+# when anything its pages show last changed (indexes paper_added_at, paper_changed_at).
+CHANGE_ORDERINGS = {
+    "added": (F("added_at").desc(), F("id").desc()),
+    "updated": (F("changed_at").desc(), F("id").desc()),
+}
 # Newest first in a form no index serves (listed_at moved by nothing): the
 # matches of a search are then read from its index and sorted.
 SORTED_NEWEST_FIRST = (
@@ -163,6 +169,8 @@ class PaperFilter(django_filters.FilterSet):
             ("newest", _("Newest first published")),
             ("trending", _("Trending")),
             ("votes", _("Most upvoted")),
+            ("added", _("Newest added here")),
+            ("updated", _("Last changed here")),
         ],
         method="filter_noop",
         empty_label=None,
@@ -174,6 +182,14 @@ class PaperFilter(django_filters.FilterSet):
         method="filter_noop",
         empty_label=None,
         label=_("Ranked over"),
+    )
+
+    # A client keeping a copy: what came, or changed, since its last read.
+    added_since = django_filters.IsoDateTimeFilter(
+        field_name="added_at", lookup_expr="gte", label=_("Added since")
+    )
+    updated_since = django_filters.IsoDateTimeFilter(
+        field_name="changed_at", lookup_expr="gte", label=_("Changed since")
     )
 
     # Set by qs: a relevance sort ranks only the newest matches.
@@ -341,6 +357,8 @@ class PaperFilter(django_filters.FilterSet):
                 papers = papers.order_by(*ordering(self.trending_window))
             elif sort == "votes":
                 papers = papers.order_by(*votes_ordering(self.trending_window))
+            elif sort in CHANGE_ORDERINGS:
+                papers = papers.order_by(*CHANGE_ORDERINGS[sort])
             elif by_relevance:
                 # Rank only the newest matches: ranking reads every match's
                 # tsvector, seconds for a word in half the catalog.

@@ -609,6 +609,27 @@ class PaperTag(models.Model):
         return f"{self.paper_id}: {self.tag_id}"
 
 
+class PaperChange(models.Model):
+    """A paper inserted, changed, hidden, merged or deleted: a row a database
+    trigger writes in the writing transaction (catalog/sql), whatever wrote.
+    `sequence` is NULL until catalog.sync.seal numbers it, after its commit,
+    so sequences follow commit order. No foreign key: a deleted paper's rows
+    say that it went."""
+
+    paper_id = models.BigIntegerField()
+    sequence = models.BigIntegerField(null=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["sequence"], name="paper_change_sequence"),
+            models.Index(fields=["paper_id", "sequence"], name="paper_change_paper"),
+            models.Index(fields=["id"], name="paper_change_unsealed", condition=Q(sequence=None)),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.paper_id} #{self.sequence}"
+
+
 class TagCount(models.Model):
     """A part of a tag's number of visible papers: the count is the sum of its parts.
 

@@ -52,6 +52,17 @@ BEAT_SCHEDULE = {
         "task": "catalog.tasks.fold_paper_counts",
         "schedule": timedelta(minutes=15),
     },
+    # The change log keeps each paper's latest row only (catalog.sync.prune).
+    "Prune the change log": {
+        "task": "catalog.tasks.prune_paper_changes",
+        "schedule": timedelta(hours=1),
+    },
+    # Nightly, after the night's ingest: the dump clients load before following
+    # /api/v1/changes.
+    "Dump the catalog": {
+        "task": "api.tasks.dump_catalog",
+        "schedule": TzAwareCrontab(minute="0", hour="5", tz=UTC),
+    },
     # Nightly, after arXiv's announcements: vectors (refitting the model when
     # due) and every paper's neighbours...
     "Discovery: vectors (refitting the model when due) and every paper's neighbours": {

@@ -836,6 +836,9 @@ EMBEDDING_RATE_LIMIT = rate("EMBEDDING_RATE_LIMIT", "60/m", form=call_rate)
 # The fitted tf-idf model and the neighbour index, written by workers and read
 # by workers only (never by the web): a volume the worker containers share.
 VECTOR_DIR = env.path("VECTOR_DIR", default=BASE_DIR / "data" / "vectors")
+# The nightly dump of the catalog (api.dump), written by a worker and served by
+# the web: a folder both see.
+DUMP_DIR = env.path("DUMP_DIR", default=BASE_DIR / "data" / "dumps")
 # The tf-idf model is fitted on at most this many papers (a random sample; the
 # fit's memory grows with it), and refitted when a week old: a week of new
 # papers moves the vocabulary little, and a refit makes every vector stale.

@@ -1,0 +1,293 @@
+"""Keeping a copy of the catalog: added_since/updated_since and sort=added|updated
+on lists, added_at/updated_at on items, and the change feed (/api/v1/changes)
+in commit order, through edits, hides, merges, deletes and bulk SQL."""
+
+import datetime
+import gzip
+import hashlib
+import io
+import json
+import threading
+
+import pytest
+from django.core.management import call_command
+from django.db import connection, connections, transaction
+from django.utils import timezone
+
+from catalog.models import Paper, PaperChange
+from catalog.sync import prune, seal
+from tests.factories import PaperFactory, TagFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def changes(client, since=None, limit=100):
+    params = {"limit": limit} if since is None else {"since": since, "limit": limit}
+    answer = client.get("/api/v1/changes", params)
+    assert answer.status_code == 200, answer.content
+    return answer.json()
+
+
+def moment(text):
+    """An answer's date and time, to the second (answers give milliseconds)."""
+    return datetime.datetime.fromisoformat(text).replace(microsecond=0)
+
+
+def follow(client, since=None):
+    """Every entry from the token on, page by page, and the token to go on from."""
+    entries = []
+    while True:
+        page = changes(client, since, limit=2)
+        entries += page["items"]
+        since = page["next_since"]
+        if not page["more"]:
+            return entries, since
+
+
+def listed(client):
+    """The whole visible catalog as the list answers it, by id."""
+    items, cursor = {}, None
+    while True:
+        params = {"sort": "added", "limit": 100, **({"cursor": cursor} if cursor else {})}
+        page = client.get("/api/v1/papers", params).json()
+        items.update({item["id"]: item for item in page["items"]})
+        cursor = page["next_cursor"]
+        if cursor is None:
+            return items
+
+
+def test_lists_filter_and_sort_by_added_and_changed(client):
+    now = timezone.now()
+    old = PaperFactory(added_at=now - datetime.timedelta(days=3))
+    new = PaperFactory(added_at=now - datetime.timedelta(hours=1))
+    Paper.objects.filter(pk=new.pk).update(changed_at=now - datetime.timedelta(days=2))
+    old.save()  # curators' edit: changed now
+
+    since = (now - datetime.timedelta(days=1)).isoformat()
+    added = client.get("/api/v1/papers", {"added_since": since}).json()["items"]
+    assert [item["id"] for item in added] == [new.pk]
+    updated = client.get("/api/v1/papers", {"updated_since": since}).json()["items"]
+    assert [item["id"] for item in updated] == [old.pk]
+
+    by_added = client.get("/api/v1/papers", {"sort": "added"}).json()["items"]
+    assert [item["id"] for item in by_added] == [new.pk, old.pk]
+    by_update = client.get("/api/v1/papers", {"sort": "updated"}).json()["items"]
+    assert [item["id"] for item in by_update] == [old.pk, new.pk]
+    old.refresh_from_db()
+    assert moment(by_update[0]["updated_at"]) == old.changed_at.replace(microsecond=0)
+    assert moment(by_update[0]["added_at"]) == old.added_at.replace(microsecond=0)
+
+    assert client.get("/api/v1/papers", {"added_since": "yesterday"}).status_code == 400
+    assert client.get("/", {"sort": "added", "added_since": since}).status_code == 200
+
+
+def test_sorted_by_added_pages_through_every_paper_once(client):
+    papers = PaperFactory.create_batch(5)
+    seen, cursor = [], None
+    while True:
+        params = {"sort": "added", "limit": 2, **({"cursor": cursor} if cursor else {})}
+        page = client.get("/api/v1/papers", params).json()
+        seen += [item["id"] for item in page["items"]]
+        if not (cursor := page["next_cursor"]):
+            break
+    assert sorted(seen) == sorted(paper.pk for paper in papers)
+
+
+def test_a_paper_says_its_version_date_apart_from_its_last_change(client):
+    paper = PaperFactory(version=2)
+    detail = client.get(f"/api/v1/papers/{paper.arxiv_id}").json()
+    assert detail["version_updated_at"] is not None
+    assert moment(detail["updated_at"]) == paper.changed_at.replace(microsecond=0)
+
+
+def test_the_feed_lists_each_change_once_at_its_latest_state(client):
+    first, second, third, fourth = PaperFactory.create_batch(4)
+    start = changes(client)
+    assert [entry["id"] for entry in start["items"]] == [
+        first.pk,
+        second.pk,
+        third.pk,
+        fourth.pk,
+    ]
+    token = start["next_since"]
+
+    first.tags.add(TagFactory(slug="llm"))  # a curator tags it
+    second.title = "Edited"
+    second.save()
+    third.is_visible = False
+    third.save()
+    fourth.merged_into = second
+    fourth.save()
+    first.title = "Edited again"
+    first.save()
+    gone = PaperFactory()
+    gone_pk = gone.pk
+    gone.delete()
+
+    entries = changes(client, token)["items"]
+    assert [(entry["id"], entry["change"]) for entry in entries] == [
+        (second.pk, "changed"),
+        (third.pk, "removed"),
+        (fourth.pk, "removed"),
+        (first.pk, "changed"),
+        (gone_pk, "removed"),
+    ]
+    assert entries[3]["paper"]["title"] == "Edited again"
+    assert entries[3]["paper"]["tags"] == [{"slug": "llm", "name": first.tags.get().name}]
+    assert entries[1]["paper"] is None and entries[1]["arxiv_id"] == third.arxiv_id
+    assert changes(client, entries[-1]["token"])["items"] == []
+
+
+def test_papers_inserted_by_sql_are_in_the_feed(client):
+    token = changes(client)["next_since"]
+    # As ingest writes in bulk: a copy of a paper's row under another arXiv id.
+    columns = [
+        field.column
+        for field in Paper._meta.concrete_fields
+        if field.column not in ("id", "arxiv_id") and not field.generated
+    ]
+    listed_columns = ", ".join(columns)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO catalog_paper (arxiv_id, {listed_columns})"  # noqa: S608
+            f" SELECT '2601.99999', {listed_columns} FROM catalog_paper WHERE id = %s",
+            [PaperFactory(doi="").pk],
+        )
+    entries = changes(client, token)["items"]
+    assert [entry["arxiv_id"] for entry in entries][-1] == "2601.99999"
+
+
+def test_tokens_page_without_repeats_or_misses_and_prune_keeps_the_answer(client):
+    papers = PaperFactory.create_batch(5)
+    for paper in papers[:3]:
+        paper.save()
+    entries, token = follow(client)
+    assert sorted(entry["id"] for entry in entries) == sorted(paper.pk for paper in papers)
+    papers[4].save()
+    assert prune() > 0
+    later, _ = follow(client, token)
+    assert [entry["id"] for entry in later] == [papers[4].pk]
+    again, _ = follow(client)
+    assert sorted(entry["id"] for entry in again) == sorted(paper.pk for paper in papers)
+
+
+@pytest.mark.parametrize("token", ["abc", "-1", "1.5", "99999999999999999999999", "٣"])
+def test_a_token_not_given_out_is_refused(client, token):
+    answer = client.get("/api/v1/changes", {"since": token})
+    assert answer.status_code == 400
+    assert answer["Content-Type"] == "application/problem+json"
+    assert "token" in answer.json()["detail"]
+
+
+def test_a_client_following_the_feed_ends_with_the_catalog(client):
+    """The copy a client keeps from the feed, through edits, hides and new papers."""
+    PaperFactory.create_batch(3)
+    copy: dict[int, dict] = {}
+
+    def apply(entries):
+        for entry in entries:
+            if entry["change"] == "removed":
+                copy.pop(entry["id"], None)
+            else:
+                copy[entry["id"]] = entry["paper"]
+
+    entries, token = follow(client)
+    apply(entries)
+    assert copy == listed(client)
+
+    hidden, edited, _ = Paper.objects.order_by("pk")
+    hidden.is_visible = False
+    hidden.save()
+    edited.tags.add(TagFactory())
+    edited.title = "A new title"
+    edited.save()
+    PaperFactory.create_batch(2)
+
+    entries, token = follow(client, token)
+    apply(entries)
+    assert copy == listed(client)
+    assert len(copy) == 4
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="two writers at once")
+def test_a_transaction_committing_late_is_still_in_the_feed(client):
+    """A transaction that started writing first but commits last: its change is
+    numbered after the other's, so a token read in between does not skip it."""
+    slow_paper, fast_paper = PaperFactory.create_batch(2)
+    token = changes(client)["next_since"]
+    written, read = threading.Event(), threading.Event()
+
+    def slow_writer():
+        try:
+            with transaction.atomic():
+                Paper.objects.filter(pk=slow_paper.pk).update(changed_at=timezone.now())
+                written.set()
+                read.wait(timeout=30)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=slow_writer)
+    thread.start()
+    written.wait(timeout=30)
+    fast_paper.save()  # committed while the slow one is still open
+    between = changes(client, token)
+    read.set()
+    thread.join()
+    after = changes(client, between["next_since"])
+
+    assert [entry["id"] for entry in between["items"]] == [fast_paper.pk]
+    assert [entry["id"] for entry in after["items"]] == [slow_paper.pk]
+    assert not PaperChange.objects.filter(sequence=None).exists() or seal()
+
+
+def read_dump(client):
+    manifest = client.get("/api/v1/dump").json()
+    answer = client.get("/api/v1/dump/papers.jsonl.gz")
+    assert answer.status_code == 200
+    body = b"".join(answer.streaming_content)
+    assert hashlib.sha256(body).hexdigest() == manifest["sha256"]
+    assert len(body) == manifest["bytes"]
+    items = [json.loads(line) for line in gzip.decompress(body).splitlines()]
+    assert len(items) == manifest["papers"]
+    return {item["id"]: item for item in items}, manifest["token"]
+
+
+def test_before_any_dump_the_dump_is_a_404(client, settings, tmp_path):
+    settings.DUMP_DIR = tmp_path
+    for address in ("/api/v1/dump", "/api/v1/dump/papers.jsonl.gz"):
+        answer = client.get(address)
+        assert answer.status_code == 404
+        assert answer["Content-Type"] == "application/problem+json"
+
+
+# Committed for real, so the dump reads in its own REPEATABLE READ transaction.
+@pytest.mark.django_db(transaction=True)
+def test_a_client_loading_the_dump_then_following_changes_ends_with_a_fresh_dump(
+    client, settings, tmp_path
+):
+    settings.DUMP_DIR = tmp_path
+    settings.SITE_ROOT = "http://testserver"
+    hidden, edited, _ = PaperFactory.create_batch(3)
+    call_command("dump_catalog", stdout=io.StringIO())
+    copy, token = read_dump(client)
+    assert copy == listed(client)
+
+    hidden.is_visible = False
+    hidden.save()
+    edited.tags.add(TagFactory())
+    edited.title = "A new title"
+    edited.save()
+    PaperFactory.create_batch(2)
+    entries, _ = follow(client, token)
+    for entry in entries:
+        if entry["change"] == "removed":
+            copy.pop(entry["id"], None)
+        else:
+            copy[entry["id"]] = entry["paper"]
+
+    call_command("dump_catalog", stdout=io.StringIO())
+    fresh, _ = read_dump(client)
+    assert copy == fresh
+    assert len(fresh) == 4 and fresh[edited.pk]["title"] == "A new title"
+    assert len(list(tmp_path.glob("papers-*.jsonl.gz"))) <= 2
