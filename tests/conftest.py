@@ -7,8 +7,10 @@ and the settings pointed at them. Factories stay in their factory modules.
 """
 
 import os
+import time
 from collections.abc import Iterator
 
+import django_ratelimit.core
 import pytest
 import redis
 from django.conf import settings
@@ -37,6 +39,23 @@ def site_language() -> Iterator[None]:
     translation.activate(settings.LANGUAGE_CODE)
     yield
     translation.deactivate()
+
+
+class _StoppedClock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+
+@pytest.fixture(autouse=True)
+def rate_limit_window(monkeypatch) -> None:
+    """Each test's rate limits count in one window: django-ratelimit's windows
+    are fixed (a key's minute ends at a jittered second), so a test counting
+    five requests against "4/m" would otherwise pass its window's end at a
+    random moment now and then and see its count start again."""
+    monkeypatch.setattr(django_ratelimit.core, "time", _StoppedClock(time.time()))
 
 
 @pytest.fixture
