@@ -44,6 +44,25 @@ def follow(client, since=None):
             return entries, since
 
 
+def apply(copy, entries):
+    """A client's copy brought up to date with the feed's entries."""
+    for entry in entries:
+        if entry["change"] == "removed":
+            copy.pop(entry["id"], None)
+        else:
+            copy[entry["id"]] = entry["paper"]
+
+
+def curate(*, hidden, edited):
+    """Curators' day: one paper hidden, one retitled and tagged, two new ones."""
+    hidden.is_visible = False
+    hidden.save()
+    edited.tags.add(TagFactory())
+    edited.title = "A new title"
+    edited.save()
+    PaperFactory.create_batch(2)
+
+
 def listed(client):
     """The whole visible catalog as the list answers it, by id."""
     items, cursor = {}, None
@@ -181,30 +200,15 @@ def test_a_token_not_given_out_is_refused(client, token):
 
 def test_a_client_following_the_feed_ends_with_the_catalog(client):
     """The copy a client keeps from the feed, through edits, hides and new papers."""
-    PaperFactory.create_batch(3)
+    hidden, edited, _ = PaperFactory.create_batch(3)
     copy: dict[int, dict] = {}
-
-    def apply(entries):
-        for entry in entries:
-            if entry["change"] == "removed":
-                copy.pop(entry["id"], None)
-            else:
-                copy[entry["id"]] = entry["paper"]
-
     entries, token = follow(client)
-    apply(entries)
+    apply(copy, entries)
     assert copy == listed(client)
 
-    hidden, edited, _ = Paper.objects.order_by("pk")
-    hidden.is_visible = False
-    hidden.save()
-    edited.tags.add(TagFactory())
-    edited.title = "A new title"
-    edited.save()
-    PaperFactory.create_batch(2)
-
+    curate(hidden=hidden, edited=edited)
     entries, token = follow(client, token)
-    apply(entries)
+    apply(copy, entries)
     assert copy == listed(client)
     assert len(copy) == 4
 
@@ -273,18 +277,9 @@ def test_a_client_loading_the_dump_then_following_changes_ends_with_a_fresh_dump
     copy, token = read_dump(client)
     assert copy == listed(client)
 
-    hidden.is_visible = False
-    hidden.save()
-    edited.tags.add(TagFactory())
-    edited.title = "A new title"
-    edited.save()
-    PaperFactory.create_batch(2)
+    curate(hidden=hidden, edited=edited)
     entries, _ = follow(client, token)
-    for entry in entries:
-        if entry["change"] == "removed":
-            copy.pop(entry["id"], None)
-        else:
-            copy[entry["id"]] = entry["paper"]
+    apply(copy, entries)
 
     call_command("dump_catalog", stdout=io.StringIO())
     fresh, _ = read_dump(client)
