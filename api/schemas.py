@@ -47,6 +47,17 @@ ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 IsoDate = Annotated[datetime.date, BeforeValidator(_iso_date)]
 
 
+def _iso_datetime(value: object) -> object:
+    """A moment as ISO 8601 has it (a date, then a time); pydantic alone would
+    also take a number of seconds ("0.5")."""
+    if isinstance(value, str) and not ISO_DATE.match(value):
+        raise ValueError("Give a moment as ISO 8601, e.g. 2025-11-05T09:00:00Z.")
+    return value
+
+
+IsoDateTime = Annotated[datetime.datetime, BeforeValidator(_iso_datetime)]
+
+
 class ListParameters(Schema):
     """Parameters of the list's filter, as the API read them."""
 
@@ -80,7 +91,7 @@ def _parameter(name: str, list_filter: django_filters.Filter) -> tuple[Any, Any]
         choices = tuple(value for value, _ in list_filter.extra["choices"])
         return Literal[choices] | None, Field(None, alias=name, description=description)
     if isinstance(list_filter, django_filters.IsoDateTimeFilter):
-        return datetime.datetime | None, Field(None, alias=name, description=description)
+        return IsoDateTime | None, Field(None, alias=name, description=description)
     if isinstance(list_filter, django_filters.DateFilter):
         return IsoDate | None, Field(None, alias=name, description=description)
     if isinstance(list_filter, django_filters.CharFilter):

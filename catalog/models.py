@@ -815,6 +815,7 @@ class CurationEvent(models.Model):
         THREAD_UNLOCKED = "thread_unlocked", "discussion unlocked"
         COMMENTER_STOPPED = "commenter_stopped", "reader stopped from commenting"
         COMMENTER_ALLOWED = "commenter_allowed", "reader allowed to comment again"
+        REPORTS_DISMISSED = "reports_dismissed", "reports of a comment dismissed"
         AUTHORS_MERGED = "authors_merged", "authors merged"
         AUTHOR_SPLIT = "author_split", "author split"
 

@@ -74,7 +74,7 @@ def waiting(*, user: User | AnonymousUser, now: datetime.datetime) -> list[Waiti
     if user.has_perm("discussion.view_comment"):
         reported = (
             Comment.objects.filter(hidden_by_curator=False, deleted=False)
-            .filter(Exists(CommentReport.objects.filter(comment=OuterRef("pk"))))
+            .filter(Exists(CommentReport.objects.open().filter(comment=OuterRef("pk"))))
             .count()
         )
         lines.append(

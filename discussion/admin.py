@@ -1,11 +1,12 @@
-"""The curators' hold on discussions: each action on comments (hide, show),
-their papers' discussions (lock, unlock) and their authors (stop, allow) goes
+"""The curators' hold on discussions: each action on comments (hide, show,
+dismiss their reports), their papers' discussions (lock, unlock) and their
+authors (stop, allow) goes
 through discussion.services, which writes it to the paper's curation log."""
 
 from collections.abc import Callable
 
 from django.contrib import admin, messages
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
 
 from core.http import signed_in_user
@@ -16,7 +17,7 @@ from discussion.models import Comment, CommenterBan, CommentReport
 class ReportInline(admin.TabularInline):
     model = CommentReport
     extra = 0
-    fields = readonly_fields = ("reporter", "reason", "created_at")
+    fields = readonly_fields = ("reporter", "reason", "created_at", "dismissed_at", "dismissed_by")
     can_delete = False
 
     def has_add_permission(self, request: HttpRequest, obj: Comment | None = None) -> bool:
@@ -32,7 +33,7 @@ def each(
 
 @admin.register(Comment)
 class CommentAdmin(admin.ModelAdmin):
-    """Readers' comments, the reported ones first."""
+    """Readers' comments, those with reports still open first."""
 
     list_display = ["pk", "paper", "author", "created_at", "report_count", "hidden_by_curator"]
     # No sidebar filters: their links are too small a target (axe's target-size);
@@ -42,17 +43,17 @@ class CommentAdmin(admin.ModelAdmin):
     readonly_fields = ["paper", "author", "parent", "body", "created_at", "edited_at", "deleted"]
     fields = [*readonly_fields, "hidden_by_curator"]
     inlines = [ReportInline]
-    actions = ["hide", "show", "lock", "unlock", "stop_author", "allow_author"]
+    actions = ["hide", "dismiss_reports", "show", "lock", "unlock", "stop_author", "allow_author"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Comment]:
         rows: QuerySet[Comment] = super().get_queryset(request)
         return (
             rows.select_related("paper", "author")
-            .annotate(reports_count=Count("reports"))
+            .annotate(reports_count=Count("reports", filter=Q(reports__dismissed_at=None)))
             .order_by("-reports_count", "-created_at")
         )
 
-    @admin.display(description="Reports", ordering="reports_count")
+    @admin.display(description="Open reports", ordering="reports_count")
     def report_count(self, comment: Comment) -> int:
         return int(getattr(comment, "reports_count", 0))
 
@@ -73,6 +74,19 @@ class CommentAdmin(admin.ModelAdmin):
             queryset,
             lambda c: services.set_hidden(curator=curator, comment=c, hidden=True),
             "Hidden",
+        )
+
+    @admin.action(
+        description="Dismiss the reports of selected comments (leave them up)",
+        permissions=["change"],
+    )
+    def dismiss_reports(self, request: HttpRequest, queryset: QuerySet[Comment]) -> None:
+        curator = signed_in_user(request)
+        each(
+            request,
+            queryset,
+            lambda c: services.dismiss_reports(curator=curator, comment=c),
+            "Reports dismissed",
         )
 
     @admin.action(description="Show selected comments again", permissions=["change"])

@@ -4,6 +4,7 @@ import datetime
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 
 from catalog.models import Paper
@@ -62,6 +63,12 @@ class Comment(models.Model):
         return not self.deleted and getattr(user, "pk", None) == self.author_id
 
 
+class CommentReportQuerySet(models.QuerySet["CommentReport"]):
+    def open(self) -> "CommentReportQuerySet":
+        """The reports no curator has dismissed yet."""
+        return self.filter(dismissed_at=None)
+
+
 class CommentReport(models.Model):
     """A reader's report of another's comment, for the curators: one per reader and comment."""
 
@@ -71,10 +78,26 @@ class CommentReport(models.Model):
     )
     reason = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # Set when a curator read the report and left the comment up: it no longer
+    # waits on the desk, and is kept for the record.
+    dismissed_at = models.DateTimeField(null=True, blank=True)
+    dismissed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="dismissed_comment_reports",
+    )
+
+    objects = CommentReportQuerySet.as_manager()
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["comment", "reporter"], name="one_report_per_reader")
+        ]
+        indexes = [
+            # The desk's count of comments with reports still open.
+            models.Index(fields=["comment"], condition=Q(dismissed_at=None), name="report_open")
         ]
 
     def __str__(self) -> str:

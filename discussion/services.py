@@ -176,6 +176,25 @@ def set_hidden(*, curator: User, comment: Comment, hidden: bool) -> bool:
 
 
 @transaction.atomic
+def dismiss_reports(*, curator: User, comment: Comment) -> bool:
+    """The curator read the comment's reports and leaves it up; False when none was open."""
+    dismissed = (
+        CommentReport.objects.open()
+        .filter(comment=comment)
+        .update(dismissed_at=timezone.now(), dismissed_by=curator)
+    )
+    if not dismissed:
+        return False
+    log(
+        paper_id=comment.paper_id,
+        action=CurationEvent.Action.REPORTS_DISMISSED,
+        curator=curator,
+        detail=f"comment {comment.pk}, {dismissed} report{'s' if dismissed > 1 else ''}",
+    )
+    return True
+
+
+@transaction.atomic
 def set_locked(*, curator: User, paper: Paper, locked: bool) -> bool:
     """Lock or unlock a paper's discussion; False when it already was."""
     if locked:

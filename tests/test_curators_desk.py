@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone, translation
 from django.utils.html import escape
 
-from catalog.models import Paper
+from catalog.models import CurationEvent, Paper
 from curation import desk
 from curation.models import SuggestedPaper
 from discussion.models import Comment, CommentReport
@@ -217,3 +217,39 @@ def test_the_desk_speaks_korean_and_chinese(curator_client):
 
     assert "검토를 기다리는 논문 2편" in korean and "큐레이터를 기다리는 항목" in korean
     assert "2 篇论文等待审核" in chinese and "等待策展人处理" in chinese
+
+
+def test_dismissed_reports_leave_the_desk_logged_until_someone_reports_again(
+    curator_client, curator
+):
+    paper = PaperFactory()
+    comment = Comment.objects.create(paper=paper, author=UserFactory(), body="Blunt but fair")
+    CommentReport.objects.create(comment=comment, reporter=UserFactory(), reason="Rude")
+    CommentReport.objects.create(comment=comment, reporter=UserFactory())
+
+    def reported() -> str:
+        lines = desk_of(curator_client.get(HOME).content.decode())
+        return dict((label, text) for _, label, text in lines)["Reported comments"]
+
+    assert reported() == "1 reported comment still shown"
+    answer = curator_client.post(
+        "/admin/discussion/comment/",
+        {"action": "dismiss_reports", "_selected_action": [comment.pk]},
+        follow=True,
+    )
+
+    assert "Reports dismissed: 1." in answer.content.decode()
+    assert reported() == "0 reported comments still shown"
+    comment.refresh_from_db()
+    assert not comment.hidden_by_curator
+    assert CommentReport.objects.filter(dismissed_by=curator).count() == 2
+    event = CurationEvent.objects.get(paper=paper, action="reports_dismissed")
+    assert (event.user, event.detail) == (curator, f"comment {comment.pk}, 2 reports")
+    # Dismissing again changes nothing; a new report brings it back.
+    curator_client.post(
+        "/admin/discussion/comment/",
+        {"action": "dismiss_reports", "_selected_action": [comment.pk]},
+    )
+    assert CurationEvent.objects.filter(action="reports_dismissed").count() == 1
+    CommentReport.objects.create(comment=comment, reporter=UserFactory())
+    assert reported() == "1 reported comment still shown"

@@ -14,8 +14,10 @@ from django.core.management import call_command
 from django.db import connection, connections, transaction
 from django.utils import timezone
 
+from accounts.services import create_api_token
 from catalog.models import Paper, PaperChange
 from catalog.sync import prune, seal
+from tests.accounts_factories import UserFactory
 from tests.factories import PaperFactory, TagFactory
 
 pytestmark = pytest.mark.django_db
@@ -286,3 +288,14 @@ def test_a_client_loading_the_dump_then_following_changes_ends_with_a_fresh_dump
     assert copy == fresh
     assert len(fresh) == 4 and fresh[edited.pk]["title"] == "A new title"
     assert len(list(tmp_path.glob("papers-*.jsonl.gz"))) <= 2
+
+
+@pytest.mark.parametrize("address", ["/api/v1/papers", "/api/v1/me/feed"])
+def test_a_moment_given_as_a_number_is_refused(client, address):
+    reader = UserFactory()
+    _, secret = create_api_token(user=reader, name="sync")
+
+    answer = client.get(f"{address}?updated_since=0.5", HTTP_AUTHORIZATION=f"Bearer {secret}")
+
+    assert answer.status_code == 400
+    assert "updated_since" in answer.json()["errors"]
