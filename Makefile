@@ -13,7 +13,7 @@ export DEBUG ?= 1
 export SITE_ROOT ?= http://$(if $(filter 0.0.0.0,$(HOST)),127.0.0.1,$(HOST)):$(PORT)
 
 .PHONY: run test check lint format lock migrate demo worker beat clean bench-import bench profile
-.PHONY: bench-freshness bench-code-links bench-similar bench-discovery api-fuzz fuzz
+.PHONY: bench-freshness bench-code-links bench-similar bench-search bench-discovery api-fuzz fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -142,6 +142,13 @@ bench-code-links: $(VENV)/.installed
 # the Korean list sharing a tag or a topic (see BENCHMARKS.md).
 bench-similar: $(VENV)/.installed
 	$(BIN)/python -m bench.similar_quality --show
+
+# The list's search on judged queries over the demo and the recorded arXiv
+# answers: nDCG@10, precision@5 and searches with no result, on SQLite then
+# on PostgreSQL (see BENCHMARKS.md).
+bench-search: $(VENV)/.installed
+	$(BIN)/python -m bench.search_quality --show
+	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/python -m bench.search_quality --postgres
 
 # Neighbours of N synthetic paper vectors (time, peak memory, recall) and the
 # nightly For-you ranking for READERS readers (see BENCHMARKS.md).

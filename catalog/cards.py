@@ -46,6 +46,8 @@ def card_key(paper: Paper, *, thumbnails: bool, trending_window: str | None) -> 
         # A search's marks depend on the query, not on the rows (catalog.selectors.for_cards).
         getattr(paper, "title_marked", None),
         getattr(paper, "abstract_marked", None),
+        # Whether it came for its meaning alone (catalog.search): its card says so.
+        bool(getattr(paper, "closeness", 0)) and not getattr(paper, "word_match", True),
         trending_window in WINDOWS and bool(getattr(paper, WINDOWS[trending_window].column)),
         translation.get_language(),
         timezone.get_current_timezone_name(),

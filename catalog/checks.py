@@ -1,5 +1,5 @@
 """Checks of the catalog's settings: the reader's parts of its pages, a paper's
-credit, and
+credit, a search's neighbours in meaning, and
 (`manage.py check --deploy`) the catalog cache."""
 
 from collections.abc import Sequence
@@ -51,6 +51,28 @@ def paper_credits_function(
             f"PAPER_CREDITS does not name the function of a paper's credit: {problem}.",
             hint='Name a function of a queryset of papers, e.g. "curation.credits.with_credits".',
             id="catalog.E002",
+        )
+    ]
+
+
+@checks.register()
+def search_neighbours_function(
+    app_configs: Sequence[AppConfig] | None, **kwargs: Any
+) -> list[checks.CheckMessage]:
+    """SEARCH_NEIGHBOURS must name a callable: every search sorted by relevance asks it."""
+    try:
+        function = import_string(settings.SEARCH_NEIGHBOURS)
+    except ImportError as error:
+        function, problem = None, str(error)
+    else:
+        problem = "" if callable(function) else f"{settings.SEARCH_NEIGHBOURS} is not callable"
+    if not problem:
+        return []
+    return [
+        checks.Error(
+            f"SEARCH_NEIGHBOURS does not name the function of a search's neighbours: {problem}.",
+            hint='Name a function of the text and a limit, e.g. "discovery.search.papers_near".',
+            id="catalog.E003",
         )
     ]
 

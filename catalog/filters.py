@@ -16,6 +16,7 @@ from django.db.models import (
     F,
     OrderBy,
     OuterRef,
+    Q,
     QuerySet,
     Value,
 )
@@ -44,7 +45,7 @@ from catalog.models import (
     tag_label,
 )
 from catalog.pagination import estimated_count
-from catalog.search import search
+from catalog.search import papers_near_query, relevance, search
 from catalog.trending import DEFAULT_WINDOW, ordering
 from core.forms import choice_field
 from core.fragments import Fragments, digest, template_digest
@@ -194,6 +195,8 @@ class PaperFilter(django_filters.FilterSet):
 
     # Set by qs: a relevance sort ranks only the newest matches.
     ranks_newest_only = False
+    # Set by filter_search: the papers nearest in meaning to the search, (id, cosine).
+    near: list[tuple[int, float]] = []
 
     class Meta:
         model = Paper
@@ -273,7 +276,12 @@ class PaperFilter(django_filters.FilterSet):
 
     def filter_search(self, queryset: PaperQuerySet, name: str, value: str) -> QuerySet[Paper]:
         value = value.strip()
-        return search(queryset, value) if value else queryset
+        if not value:
+            return queryset
+        # Sorted by relevance, the papers nearest in meaning come too: in another
+        # order they would stand among the matches with nothing to say why.
+        self.near = papers_near_query(value) if self.sorted_by == "relevance" else []
+        return search(queryset, value, near=self.near)
 
     def filter_noop(self, queryset: PaperQuerySet, name: str, value: str) -> PaperQuerySet:
         return queryset
@@ -359,6 +367,17 @@ class PaperFilter(django_filters.FilterSet):
                 papers = papers.order_by(*votes_ordering(self.trending_window))
             elif sort in CHANGE_ORDERINGS:
                 papers = papers.order_by(*CHANGE_ORDERINGS[sort])
+            elif by_relevance and self.near:
+                # The newest matches of the words, as below, and the papers
+                # nearest in meaning, ranked together (catalog.search.relevance).
+                matching = papers.filter(word_match=True)
+                newest = matching.order_by(*self._newest_first(matching)).values("pk")
+                candidates = Q(pk__in=newest[: settings.SEARCH_RELEVANCE_CANDIDATES])
+                papers = (
+                    papers.filter(candidates | Q(pk__in=[pk for pk, _ in self.near]))
+                    .annotate(relevance=relevance(papers))
+                    .order_by(F("relevance").desc(), *NEWEST_FIRST)
+                )
             elif by_relevance:
                 # Rank only the newest matches: ranking reads every match's
                 # tsvector, seconds for a word in half the catalog.

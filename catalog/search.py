@@ -6,16 +6,44 @@ websearch_to_tsquery over the stored, weighted tsvector (GIN index). SQLite, the
 embedded default, has no tsvector: there the same query is parsed here and run
 against an FTS5 index of the same three columns, ranked by bm25 with the same
 column weights, so `make run` finds and orders what production does.
+
+Beside the papers that match the words, a search sorted by relevance brings the
+papers nearest to it in meaning: settings.SEARCH_NEIGHBOURS names the function
+that gives them (discovery.search.papers_near, which embeds the search as the
+papers were embedded and looks it up in their faiss index; the catalog never
+imports discovery). Both kinds are ranked by one score, computed per row so any
+page of the list agrees with the others: the lexical rank squashed into [0, 1)
+by rank / (rank + LEXICAL_HALF), plus SEMANTIC_WEIGHT times the cosine of a
+neighbour. On the judged queries of bench/search_quality.py this fusion scored
+as well as reciprocal rank fusion (BENCHMARKS.md), which needs each paper's
+position among the matches and so a window over all of them.
 """
 
+import functools
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.core.signals import setting_changed
 from django.db import connections
-from django.db.models import F, FloatField, Func, Q, QuerySet, Value
-from django.db.models.expressions import RawSQL
+from django.db.models import (
+    BooleanField,
+    Case,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    Func,
+    Q,
+    QuerySet,
+    Value,
+    When,
+)
+from django.db.models.expressions import CombinedExpression, RawSQL
+from django.dispatch import receiver
+from django.utils.module_loading import import_string
 
 from catalog.models import Paper
 
@@ -68,21 +96,94 @@ def parse_web_search(text: str) -> list[list[Term]]:
     return [terms for terms in alternatives if terms]
 
 
-def search(papers: QuerySet[Paper], text: str) -> QuerySet[Paper]:
-    """Papers matching a web-search query, annotated with `rank` (higher is better)."""
+# How many papers nearest in meaning a search brings, and how much their cosine
+# weighs beside the squashed lexical rank (measured on the judged queries).
+SEMANTIC_NEIGHBOURS = 50
+SEMANTIC_WEIGHT = 0.5
+# The lexical rank at which a match scores one half: near the median rank of a
+# match on the judged queries, ts_rank's on PostgreSQL and bm25's on SQLite.
+LEXICAL_HALF = {"postgresql": 0.36, "sqlite": 2.0}
+
+Neighbours = Sequence[tuple[int, float]]
+
+
+@functools.cache
+def _neighbours_function() -> Callable[..., list[tuple[int, float]]]:
+    function: Callable[..., list[tuple[int, float]]] = import_string(settings.SEARCH_NEIGHBOURS)
+    return function
+
+
+@receiver(setting_changed)
+def _forget_neighbours_function(*, setting: str, **kwargs: Any) -> None:
+    if setting == "SEARCH_NEIGHBOURS":
+        _neighbours_function.cache_clear()
+
+
+def meaning_of(text: str) -> str:
+    """The words a search wants, for its neighbours in meaning: excluded words
+    and the syntax left out."""
+    terms = [term for terms in parse_web_search(text) for term in terms]
+    return " ".join(" ".join(term.words) for term in terms if not term.excluded)
+
+
+def papers_near_query(text: str) -> list[tuple[int, float]]:
+    """The papers nearest in meaning to the search, (id, cosine) the nearest first."""
+    meaning = meaning_of(text)
+    if not meaning:
+        return []
+    return _neighbours_function()(meaning, limit=SEMANTIC_NEIGHBOURS)
+
+
+def search(papers: QuerySet[Paper], text: str, *, near: Neighbours = ()) -> QuerySet[Paper]:
+    """Papers matching a web-search query, annotated with `rank` (higher is
+    better). near: papers close in meaning (papers_near_query), included too
+    unless they hold an excluded word; then every paper is also annotated with
+    `word_match` (whether it matches the words) and `closeness` (its cosine, 0
+    for a paper not among them)."""
     if connections[papers.db].vendor == "postgresql":
         query = SearchQuery(text, search_type="websearch", config="english")
-        return papers.filter(search_document=query).annotate(
-            rank=SearchRank(F("search_document"), query)
-        )
-    return _search_sqlite(papers, text)
+        matches = Q(search_document=query)
+        rank: Func | Value = SearchRank(F("search_document"), query)
+    else:
+        matches, rank = _sqlite_matches(text)
+    if not near:
+        return papers.filter(matches).annotate(rank=rank)
+    related = Q(pk__in=[pk for pk, _ in near]) & ~_excluded(papers, text)
+    closeness = Case(
+        *(When(pk=pk, then=Value(cosine)) for pk, cosine in near),
+        default=Value(0.0),
+        output_field=FloatField(),
+    )
+    return papers.filter(matches | related).annotate(
+        rank=rank,
+        word_match=ExpressionWrapper(matches, output_field=BooleanField()),
+        closeness=closeness,
+    )
 
 
-def _search_sqlite(papers: QuerySet[Paper], text: str) -> QuerySet[Paper]:
+def relevance(papers: QuerySet[Paper]) -> CombinedExpression:
+    """The score a hybrid search (search with near) is sorted by, higher first."""
+    half = LEXICAL_HALF.get(connections[papers.db].vendor, 1.0)
+    lexical = ExpressionWrapper(F("rank") / (F("rank") + Value(half)), output_field=FloatField())
+    return lexical + Value(SEMANTIC_WEIGHT) * F("closeness")
+
+
+def _excluded(papers: QuerySet[Paper], text: str) -> Q:
+    """The papers holding a word or phrase the search excludes (none: matches nothing)."""
+    unwanted = [t for terms in parse_web_search(text) for t in terms if t.excluded]
+    if not unwanted:
+        return Q(pk__in=[])
+    if connections[papers.db].vendor == "postgresql":
+        words = " or ".join('"' + " ".join(t.words) + '"' for t in unwanted)
+        return Q(search_document=SearchQuery(words, search_type="websearch", config="english"))
+    return Q(pk__in=_fts_matches(" OR ".join(t.fts5() for t in unwanted)))
+
+
+def _sqlite_matches(text: str) -> tuple[Q, Func | Value]:
     alternatives = parse_web_search(text)
     if not alternatives:
-        # Only stop words or punctuation, as in PostgreSQL; ranked like any search.
-        return papers.annotate(rank=Value(0.0)).none()
+        # Only stop words or punctuation, as in PostgreSQL: nothing matches.
+        return Q(pk__in=[]), Value(0.0)
     matches = Q()
     for terms in alternatives:
         if not any(not t.excluded for t in terms):
@@ -94,7 +195,7 @@ def _search_sqlite(papers: QuerySet[Paper], text: str) -> QuerySet[Paper]:
     if expression:
         matches |= Q(pk__in=_fts_matches(expression))
         rank = Bm25Rank(expression)
-    return papers.filter(matches).annotate(rank=rank)
+    return matches, rank
 
 
 def fts5_query(alternatives: list[list[Term]]) -> str:

@@ -176,6 +176,9 @@ def render_paper_list(
         # Sorted by trending, cards of papers with a score in the window say so.
         "trending_window": paper_filter.trending_window if sorted_by == "trending" else None,
         "votes_window": paper_filter.trending_window if sorted_by == "votes" else None,
+        # A search none of whose papers holds its words shows the closest in meaning.
+        "only_related": bool(searched and page and page.number == 1)
+        and not any(getattr(paper, "word_match", True) for paper in page),
         "relevance_candidates": (
             settings.SEARCH_RELEVANCE_CANDIDATES
             if paper_filter.ranks_newest_only

@@ -278,6 +278,9 @@ READER_PARTS = "accounts.reader_parts.reader_parts"
 # Who found a paper (its suggesters, the curator who added it), added to the paper
 # page's query by this function (catalog/credits.py): the catalog never imports curation.
 PAPER_CREDITS = "curation.credits.with_credits"
+# The papers nearest in meaning to a search, which the list's search ranks beside
+# the papers matching its words (catalog/search.py): the catalog never imports discovery.
+SEARCH_NEIGHBOURS = "discovery.search.papers_near"
 
 
 # Each store of fragments each process keeps rendered (core/fragments.py) is

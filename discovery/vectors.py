@@ -218,6 +218,29 @@ class OpenAIEmbeddingBackend:
         vectors = np.vstack(rows) if rows else np.zeros((0, self.dimensions), dtype=np.float32)
         return Embedded(vectors=vectors, terms=[keyword_terms(text) for text in texts])
 
+    def embed_query(self, text: str, *, timeout: float) -> np.ndarray:
+        """A reader's search as one unit vector, asked once with a short timeout:
+        the reader waits on it, so it takes no turn of the rate limit (a search
+        is one short text beside a harvest's batches) and is never retried;
+        VectorsUnavailable or VectorsFailed when the endpoint gives none."""
+        import openai
+
+        client = self._client.with_options(timeout=timeout, max_retries=0)
+        try:
+            response = client.embeddings.create(
+                model=self.model_name, input=[text], encoding_format="float"
+            )
+            vector: np.ndarray = self._check(response, expected=1)[0]
+        except (
+            openai.APIConnectionError,
+            openai.RateLimitError,
+            openai.InternalServerError,
+        ) as exc:
+            raise VectorsUnavailable(f"{self.model_name} is unavailable: {exc}") from exc
+        except (openai.APIError, InvalidEmbeddings, ValueError) as exc:
+            raise VectorsFailed(f"no search embedding from {self.model_name}: {exc}") from exc
+        return vector
+
     def _embed_batch(self, batch: list[str]) -> np.ndarray:
         problems = []
         for attempt in range(1, self._attempts + 1):
