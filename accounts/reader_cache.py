@@ -27,7 +27,13 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from accounts import selectors
-from catalog.cache import bump_version, catalog_cache, current_version
+from catalog.cache import (
+    bump_version,
+    catalog_cache,
+    current_version,
+    keep_reader_version,
+    reader_version_key,
+)
 
 # What the ids hold, in the entry's key: entries stored by code whose ids held
 # other things (a deploy that added upvoted papers) are never read.
@@ -37,7 +43,7 @@ IDS_SHAPE = hashlib.sha256(
 
 
 def _keys(user_id: int) -> tuple[str, str]:
-    return f"reader:{user_id}:version", f"reader:{user_id}:{IDS_SHAPE}"
+    return reader_version_key(user_id=user_id), f"reader:{user_id}:{IDS_SHAPE}"
 
 
 def cached_reader(*, user_id: int, load: Callable[[], User | None]) -> User | None:
@@ -53,6 +59,7 @@ def cached_reader(*, user_id: int, load: Callable[[], User | None]) -> User | No
             return load()
     entry: tuple[int, User] | None = stored.get(entry_key)
     if entry is not None and entry[0] == version:
+        keep_reader_version(entry[1], version)
         return entry[1]
     # Read on the primary (reads in a transaction go there): a replica behind
     # a change that has just committed would have what it replaced stored
@@ -63,10 +70,12 @@ def cached_reader(*, user_id: int, load: Callable[[], User | None]) -> User | No
             selectors.reader_ids(user=user)  # kept on the user object, and stored with it
     if user is not None:
         cache.set(entry_key, (version, user), settings.CATALOG_CACHE_SECONDS)
+        keep_reader_version(user, version)
     return user
 
 
 def reader_changed(*, user_id: int) -> None:
-    """After a change to the reader's row, subscriptions or saved papers: once it
-    commits, every process reads them afresh."""
+    """After a change to the reader's row, subscriptions, saved papers or
+    For-you list: once it commits, every process reads them afresh and their
+    own pages are rendered again."""
     transaction.on_commit(partial(bump_version, _keys(user_id)[0]))

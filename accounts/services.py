@@ -28,6 +28,7 @@ from accounts.models import (
     hash_api_token,
     new_feed_token,
 )
+from accounts.reader_cache import reader_changed
 from catalog import trending
 from catalog.models import Author, Category, Paper, ReaderSignal, Tag
 from discovery import for_you
@@ -127,6 +128,8 @@ def dismiss_paper(*, user: User, paper: Paper) -> None:
         DismissedPaper.objects.get_or_create(user=user, paper=paper)
         Recommendation.objects.filter(user=user, paper=paper).delete()
         for_you.push_down_like(user=user, paper=paper)
+        # Queryset writes send no signal: the reader's stored For you goes here.
+        reader_changed(user_id=user.pk)
 
 
 def refresh_recommendations(
@@ -136,8 +139,11 @@ def refresh_recommendations(
     now = timezone.now()
     chosen = selectors.readers_with_interests(user_ids=user_ids)
     if user_ids is None:
-        # Readers whose seeds vanished keep no stale list.
-        Recommendation.objects.exclude(user__in=chosen.values("pk")).delete()
+        # Readers whose seeds vanished keep no stale list (nor a stored For you of it).
+        gone = Recommendation.objects.exclude(user__in=chosen.values("pk"))
+        for user_id in set(gone.values_list("user_id", flat=True)):
+            reader_changed(user_id=user_id)
+        gone.delete()
     reader_ids = list(chosen.values_list("pk", flat=True))
     run = for_you.refresh(
         readers=selectors.interests(user_ids=reader_ids),

@@ -30,7 +30,8 @@ from accounts import selectors, services, toggles, votes
 from accounts.forms import ApiTokenForm, DigestSettingsForm, PublicProfileForm
 from accounts.middleware import READER_LANGUAGE_SESSION_KEY
 from accounts.tasks import refresh_recommendations
-from catalog.filters import PERIOD_DAYS
+from catalog.filters import LIST_PARAMETERS, PERIOD_DAYS
+from catalog.page_cache import cached_page
 from catalog.views import clean_address, export_papers, render_paper_list
 from core import background
 from core.http import safe_methods, signed_in_user
@@ -142,24 +143,32 @@ def change_upvote(request: HttpRequest, paper_id: int, upvoted: bool) -> HttpRes
 @login_required
 @clean_address
 def feed(request: HttpRequest) -> HttpResponse:
-    user = signed_in_user(request)
-    profile = user.profile
+    profile = signed_in_user(request).profile
     now = timezone.now()
     new_since = selectors.feed_new_since(profile=profile, now=now)
-    response = render_paper_list(
+    response = feed_page(request, new_since=new_since, private_feed_token=profile.feed_token)
+    if selectors.feed_visit_changed(profile=profile, new_since=new_since, now=now):
+        services.record_feed_visit(profile=profile, new_since=new_since, now=now)
+    return response
+
+
+@cached_page(own=True, **LIST_PARAMETERS)
+def feed_page(
+    request: HttpRequest, *, new_since: datetime.datetime | None, private_feed_token: str
+) -> HttpResponse:
+    """The feed as this visit marks it, kept until the catalog or the reader changes."""
+    user = signed_in_user(request)
+    return render_paper_list(
         request,
         papers=selectors.feed_papers(user=user, new_since=new_since),
         template="accounts/feed.html",
         context={
             "new_since": new_since,
-            "private_feed_token": profile.feed_token,
+            "private_feed_token": private_feed_token,
             "marks_new": True,  # only the feed's papers carry is_new
             "reader_ids": selectors.reader_ids(user=user),
         },
     )
-    if selectors.feed_visit_changed(profile=profile, new_since=new_since, now=now):
-        services.record_feed_visit(profile=profile, new_since=new_since, now=now)
-    return response
 
 
 @login_required
@@ -186,21 +195,39 @@ def for_you(request: HttpRequest) -> HttpResponse:
         # rather than at night.
         background.send(refresh_recommendations, [user.pk])
         pending = True
+    chosen = any(request.GET.get(name) for name in ("period", "from", "to"))
+    return for_you_page(
+        request,
+        period=None if chosen else opening_period(until=profile.recommended_until),
+        recommended_at=profile.recommended_at,
+        pending=pending,
+    )
+
+
+@cached_page(own=True, **LIST_PARAMETERS)
+def for_you_page(
+    request: HttpRequest,
+    *,
+    period: str | None,
+    recommended_at: datetime.datetime | None,
+    pending: bool,
+) -> HttpResponse:
+    """For you opening on period (unless the address chooses one), kept until
+    the catalog, the reader or their list (recommended_at) changes."""
     params: QueryDict = request.GET
-    if not any(params.get(name) for name in ("period", "from", "to")):
+    if period:
         params = params.copy()
-        if period := opening_period(until=profile.recommended_until):
-            params["period"] = period
+        params["period"] = period
     return render_paper_list(
         request,
-        papers=selectors.for_you_papers(user=user),
+        papers=selectors.for_you_papers(user=signed_in_user(request)),
         template="accounts/for_you.html",
         params=params,
         ordering=selectors.FOR_YOU_ORDER,
         ordering_label=_("Best match for you"),
         context={
             "for_you": True,
-            "recommended_at": profile.recommended_at,
+            "recommended_at": recommended_at,
             "recommendations_pending": pending,
         },
     )

@@ -86,6 +86,28 @@ def bump_votes_version() -> None:
     catalog_cache().set(VOTES_VERSION_KEY, _first_version(), timeout=None)
 
 
+def reader_version_key(*, user_id: int) -> str:
+    """The counter a reader's own changes (their row, subscriptions, saved
+    papers, upvotes) move on: their cached row and ids, and their own pages
+    (page_cache.cached_page(own=True)), are kept under it."""
+    return f"reader:{user_id}:version"
+
+
+def keep_reader_version(user: object, version: int) -> None:
+    """Note on the user object the reader version its row and ids were read
+    under (the reader cache does, on every logged-in request), for the
+    reader's own pages to be stored under: a version read later could be one
+    a change moved to after the ids were read."""
+    # The user model's stubs do not let it have more attributes.
+    user._reader_version = version  # type: ignore[attr-defined]
+
+
+def reader_version(user: object) -> int | None:
+    """The version keep_reader_version noted, or None (no working cache)."""
+    version: int | None = getattr(user, "_reader_version", None)
+    return version
+
+
 def _first_version() -> int:
     # The clock in milliseconds: a version lost to eviction starts again above
     # any the entries still stored were made under (bumps are far fewer than

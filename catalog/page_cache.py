@@ -19,6 +19,7 @@ slots, filled on the way out with counts read for the page's papers at once
 stored page as it was.
 """
 
+import datetime
 import functools
 import re
 from collections.abc import Callable, Iterable
@@ -35,12 +36,14 @@ from django.utils import translation
 from django.utils.html import escape, format_html
 from django.utils.module_loading import import_string
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.timesince import timesince
 
 from catalog.cache import (
     cache_key,
     canonical_query,
     catalog_cache,
     catalog_version,
+    reader_version,
     trending_version,
     votes_version,
 )
@@ -52,7 +55,7 @@ CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 SLOT = "<!--slot:{}-->"
 # A page's slots, as SharedPageSlots leaves them: the part and what names its object.
 PAGE_SLOT = re.compile(
-    r"<!--slot:(save|upvote|subscribe|account|comment-link|comment-count)(?::([^>]*))?-->"
+    r"<!--slot:(save|upvote|subscribe|account|comment-link|comment-count|since)(?::([^>]*))?-->"
 )
 UPVOTE_SLOT = re.compile(r"<!--slot:upvote:(\d+)-->")
 COMMENT_SLOT = re.compile(r"<!--slot:comment-(?:link|count):(\d+)")
@@ -129,8 +132,9 @@ class SharedPageSlots:
 
 
 class OpenCounts:
-    """Stands in for an anonymous reader while a page to store for every
-    anonymous reader is rendered: their parts, but upvote toggles left as slots."""
+    """Stands in for the reader while a page to store for every anonymous
+    reader, or for this logged-in reader alone (their feed, For you), is
+    rendered: their parts, but upvote toggles (and comment counts) left as slots."""
 
     def __init__(self, parts: ReaderParts) -> None:
         self.parts = parts
@@ -151,10 +155,10 @@ class OpenCounts:
         return self.parts.account_menu()
 
     def because(self, paper: Paper) -> str:
-        raise TypeError("For-you pages are the reader's own, never shared.")
+        return self.parts.because(paper)
 
     def dismiss_button(self, paper: Paper) -> str:
-        raise TypeError("For-you pages are the reader's own, never shared.")
+        return self.parts.dismiss_button(paper)
 
 
 def _count_key(paper_id: int) -> str:
@@ -243,6 +247,14 @@ def comment_count(parts: ReaderParts, *, paper_id: int, count: int) -> str:
     return escape(comments_text(count))
 
 
+def time_since(parts: ReaderParts, moment: datetime.datetime) -> SafeString:
+    """How long ago moment was ("3 hours, 5 minutes"), or a slot on a stored
+    page, filled on the way out: the page is kept for minutes."""
+    if is_stored_for_others(parts):
+        return slot("since", int(moment.timestamp()))
+    return escape(timesince(moment))
+
+
 def fill_slots(html: str, *, parts: ReaderParts, targets: Targets) -> str:
     """A page SharedPageSlots (or OpenCounts) left open, with this reader's parts in its slots."""
     filled: dict[str, str] = {}
@@ -265,6 +277,9 @@ def fill_slots(html: str, *, parts: ReaderParts, targets: Targets) -> str:
             elif kind == "comment-count":
                 count = comments.get(int(key), 0)
                 filled[marker] = comment_count(parts, paper_id=int(key), count=count)
+            elif kind == "since":
+                moment = datetime.datetime.fromtimestamp(int(key), datetime.UTC)
+                filled[marker] = time_since(parts, moment)
             elif kind == "subscribe":
                 name, look = key.split(":")
                 filled[marker] = parts.subscribe_toggle(_target(name, targets[name]), look)
@@ -341,7 +356,12 @@ def _render_with(
 
 @overload
 def cached_page(
-    view: View, *, single: Iterable[str] = (), multiple: Iterable[str] = (), trending: bool = False
+    view: View,
+    *,
+    single: Iterable[str] = (),
+    multiple: Iterable[str] = (),
+    trending: bool = False,
+    own: bool = False,
 ) -> View: ...
 
 
@@ -352,6 +372,7 @@ def cached_page(
     single: Iterable[str] = (),
     multiple: Iterable[str] = (),
     trending: bool = False,
+    own: bool = False,
 ) -> Callable[[View], View]: ...
 
 
@@ -361,6 +382,7 @@ def cached_page(
     single: Iterable[str] = (),
     multiple: Iterable[str] = (),
     trending: bool = False,
+    own: bool = False,
 ) -> View | Callable[[View], View]:
     """Serve the view's successful GET (and HEAD) pages from the cache.
 
@@ -376,9 +398,16 @@ def cached_page(
     those asked with sort=trending) are also keyed on the trending scores'
     version, and pages sorted by votes on the votes version. Upvote counts
     are slots on every stored page, anonymous or not, filled on the way out.
+
+    own=True: a logged-in reader's own page (their feed, For you), one entry
+    per reader, also keyed on the reader's version (reader_version: any
+    change of theirs leaves it behind at once) and on the keyword arguments
+    the view is given beyond the address's (what it read of the reader's
+    profile). Anonymous readers and readers whose version is not known get
+    the view itself.
     """
     if view is None:
-        return partial(cached_page, single=single, multiple=multiple, trending=trending)
+        return partial(cached_page, single=single, multiple=multiple, trending=trending, own=own)
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
@@ -392,6 +421,12 @@ def cached_page(
         if version is None:
             return view(request, *args, **kwargs)
         shared = request.user.is_authenticated
+        owner: tuple[str, ...] = ()
+        if own:
+            read_under = reader_version(request.user)
+            if read_under is None:
+                return view(request, *args, **kwargs)
+            owner = (str(request.user.pk), str(read_under), repr(sorted(kwargs.items())))
         cache = catalog_cache()
         address = request.build_absolute_uri()
         sort = request.GET.get("sort")
@@ -401,15 +436,16 @@ def cached_page(
             scores = f"votes:{votes_version()}"
         else:
             scores = ""
-        kind = "reader-page" if shared else "page"
-        key = cache_key(kind, version, translation.get_language() or "", address, scores)
+        kind = "own-page" if own else "reader-page" if shared else "page"
+        language = translation.get_language() or ""
+        key = cache_key(kind, version, language, address, scores, *owner)
         stored = cache.get(key)
         if stored is not None:
             content_type, body, targets = stored
             body = body.replace(CSRF_PLACEHOLDER, get_token(request))
             body = fill_slots(body, parts=reader_parts(request), targets=targets)
             return HttpResponse(body, content_type=content_type)
-        if shared:
+        if shared and not own:
             response, targets = _render_shared(view, request, *args, **kwargs)
         else:
             stand_in = OpenCounts(reader_parts(request))

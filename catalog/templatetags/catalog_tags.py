@@ -1,4 +1,5 @@
 import dataclasses
+import datetime
 import json
 from functools import cache
 
@@ -160,6 +161,12 @@ def comment_count(context: template.Context, paper: Paper) -> SafeString:
     """ "N comments" of the paper, read on the way out of a stored page."""
     count = page_cache.comment_count(_parts(context), paper_id=paper.pk, count=paper.comment_count)
     return mark_safe(count)  # noqa: S308 - a slot, or text escaped there
+
+
+@register.simple_tag(takes_context=True)
+def time_since(context: template.Context, moment: datetime.datetime) -> SafeString:
+    """ "3 hours, 5 minutes" since moment, reckoned on the way out of a stored page."""
+    return page_cache.time_since(_parts(context), moment)
 
 
 @register.simple_tag(takes_context=True)
