@@ -825,7 +825,8 @@ FULLTEXT_TIMEOUT = number("FULLTEXT_TIMEOUT", 60.0, unit="a number of seconds", 
 # Bounds on what one paper may hold, so that an odd one cannot fill the
 # workers' memory or the database: a longer text, a PDF of more pages or one
 # whose text takes longer to read is reported rather than stored in part.
-# Figures past the first 40 are left out (each is a request to arXiv), and
+# Figures past the first 40 keep their caption alone (each picture is a
+# request to arXiv), and
 # each is stored at most 1600 px wide.
 FULLTEXT_MAX_CHARACTERS = 2_000_000
 FULLTEXT_MAX_PDF_PAGES = 300
