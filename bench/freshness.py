@@ -118,6 +118,7 @@ def main() -> None:
         "ARXIV_API_URL": fake.url,
         "ARXIV_LISTING_URL": fake.listing_url,
         "PREVIEW_AUTO": "0",
+        "FULLTEXT_AUTO": "0",
         "LOG_LEVEL": "WARNING",
     }
     os.environ.update(env)

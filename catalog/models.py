@@ -913,3 +913,94 @@ class SimilarPaper(models.Model):
 
     def __str__(self) -> str:
         return f"{self.paper_id} ~ {self.similar_id} (#{self.rank})"
+
+
+class FullText(models.Model):
+    """What was read of a paper's text, for one of its versions: arXiv's HTML
+    rendering, or the PDF's text where arXiv has none (enrichment/fulltext.py).
+
+    A stored text has its sections and figures; a failed one has none, and says
+    why. A paper whose version moves past `version` is read again.
+    """
+
+    class Source(models.TextChoices):
+        HTML = "html", "arXiv's HTML rendering"
+        PDF = "pdf", "the PDF's text"
+
+    class Status(models.TextChoices):
+        STORED = "stored", "stored"
+        FAILED = "failed", "failed"
+
+    paper = models.OneToOneField(Paper, on_delete=models.CASCADE, related_name="fulltext")
+    # The paper's version read (NULL for a paper arXiv gave no version).
+    version = models.PositiveSmallIntegerField(null=True, blank=True)
+    source = models.CharField(max_length=8, choices=Source.choices, blank=True)
+    status = models.CharField(max_length=8, choices=Status.choices)
+    error = models.TextField(blank=True)
+    # The text's length in characters, for the costs (BENCHMARKS.md) and admin.
+    characters = models.PositiveIntegerField(default=0)
+    fetched_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = "full text"
+        indexes = [
+            # Failed reads, for the report and `fetch_fulltext --failed`.
+            models.Index(fields=["paper"], name="fulltext_failed", condition=Q(status="failed")),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.paper_id} v{self.version or '?'} {self.status}"
+
+
+class FullTextSection(models.Model):
+    """One section of a paper's stored text: its heading and its paragraphs, math
+    kept as TeX between $ signs, paragraphs apart by a blank line."""
+
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="sections")
+    position = models.PositiveSmallIntegerField()
+    heading = models.TextField()
+    # 1 for a section, 2 for a subsection, 3 below.
+    level = models.PositiveSmallIntegerField(default=1)
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["paper", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["paper", "position"], name="fulltext_section_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.paper_id} §{self.position} {self.heading}"
+
+    @property
+    def paragraphs(self) -> list[str]:
+        return self.text.split("\n\n") if self.text else []
+
+
+def figure_upload_to(instance: "FullTextFigure", filename: str) -> str:
+    return f"figures/{instance.paper_id}/{filename}"
+
+
+class FullTextFigure(models.Model):
+    """A figure of a paper's stored text, in place: after `after_paragraph`
+    paragraphs of the section at `section_position`."""
+
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="figures")
+    position = models.PositiveSmallIntegerField()
+    section_position = models.PositiveSmallIntegerField()
+    after_paragraph = models.PositiveSmallIntegerField(default=0)
+    caption = models.TextField(blank=True)
+    # Empty when the figure's picture could not be read (a format no browser
+    # shows, too large): the caption stays.
+    image = models.FileField(upload_to=figure_upload_to, max_length=300, blank=True)
+    width = models.PositiveIntegerField(default=0)
+    height = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["paper", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["paper", "position"], name="fulltext_figure_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.paper_id} figure {self.position}"

@@ -26,6 +26,7 @@ from catalog.models import (
     Summary,
     Tag,
 )
+from catalog.reading import with_figure_strip
 from core.sql import joined_rows, split_rows
 
 FEED_LENGTH = 50
@@ -45,6 +46,8 @@ class PageParts(TypedDict):
 
     category_rows: str | None
     published_summaries: list[Summary]
+    has_fulltext: bool
+    figure_rows: str | None
 
 
 if TYPE_CHECKING:
@@ -130,10 +133,11 @@ def paper_for_page(papers: QuerySet[Paper]) -> "QuerySet[PagePaper]":
             Prefetch("images", queryset=PaperImage.objects.order_by("kind", "position")),
         )
     )
-    # Who suggested or added it, as columns of the same row (catalog/credits.py).
-    page = with_credits(page)
+    # Who suggested or added it, as columns of the same row (catalog/credits.py),
+    # and its full text's first figures likewise (catalog/reading.py).
+    shown = with_figure_strip(with_credits(page))
     # The plugin types the annotation; what a Prefetch's to_attr adds it does not follow.
-    return cast("QuerySet[PagePaper]", page)
+    return cast("QuerySet[PagePaper]", shown)
 
 
 def page_categories(paper: "PagePaper") -> list[Category]:

@@ -7,6 +7,8 @@ app_name = "catalog"
 urlpatterns = [
     path("", views.paper_list, name="paper_list"),
     path("export.<str:fmt>", views.export_list, name="export"),
+    # Before the paper's own address, whose <path:> would take it too.
+    path("papers/<path:arxiv_id>/read/", views.paper_read, name="paper-read"),
     path("papers/<path:arxiv_id>/", views.paper_detail, name="paper"),
     path("p/<int:pk>/", views.paper_by_pk, name="paper_by_pk"),
     path("trending/", views.trending, name="trending"),

@@ -39,6 +39,7 @@ from catalog.filters import (
 from catalog.models import Author, Category, CodeLink, Paper, Tag
 from catalog.page_cache import cached_page
 from catalog.pagination import CatalogPaginator
+from catalog.reading import paper_for_reading, reading_sections, strip_figures
 from catalog.selectors import (
     ABSTRACT_LANGUAGE,
     AUTHOR_CREDITS_WITHIN,
@@ -397,6 +398,25 @@ def paper_by_pk(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
+@safe_methods
+@limit_pages
+@cached_page
+def paper_read(request: HttpRequest, arxiv_id: str) -> HttpResponse:
+    """The paper's stored full text: its sections with their figures in place."""
+    parsed = arxiv_ids.split_version(arxiv_id)
+    if parsed and parsed[0] != arxiv_id:
+        return redirect("catalog:paper-read", arxiv_id=parsed[0], permanent=True)
+    paper = get_object_or_404(paper_for_reading(Paper.objects.visible()), arxiv_id=arxiv_id)
+    sections = reading_sections(paper)
+    ctx = {
+        "paper": paper,
+        "fulltext": paper.fulltext,
+        "sections": sections,
+        "contents": [reading for reading in sections if reading.section.heading],
+    }
+    return render(request, "catalog/paper_read.html", ctx)
+
+
 def render_paper(request: HttpRequest, paper: "PagePaper") -> HttpResponse:
     summary_groups = summaries_by_language(paper.published_summaries)
     reader = (translation.get_language() or settings.LANGUAGE_CODE).lower()
@@ -415,6 +435,7 @@ def render_paper(request: HttpRequest, paper: "PagePaper") -> HttpResponse:
         "bibtex": bibtex(paper),
         "categories": page_categories(paper),
         "similar": similar_papers(paper=paper),
+        "strip_figures": strip_figures(paper.figure_rows),
         # The first page's picture, for link previews (og:image).
         "share_image": next(
             (

@@ -815,6 +815,27 @@ PREVIEW_TIMEOUT = number("PREVIEW_TIMEOUT", 60.0, unit="a number of seconds", mo
 PREVIEW_PAGE_WIDTH = 1000
 PREVIEW_MAX_FIGURES = 3
 PREVIEW_FIGURE_PAGES = 4
+# Full texts (enrichment/fulltext.py): arXiv's HTML rendering of a paper, else
+# its PDF's text, read for curated papers (those in a tag) or for all of them.
+ARXIV_HTML_URL = link_pattern("ARXIV_HTML_URL", "https://arxiv.org/html/{id}", "id")
+FULLTEXT_PAPERS = choice("FULLTEXT_PAPERS", "curated", ("curated", "all"))
+FULLTEXT_AUTO = switch("FULLTEXT_AUTO", default=True)
+# Larger or slower downloads (a page, a PDF, a figure) are reported and skipped.
+FULLTEXT_MAX_BYTES = number(
+    "FULLTEXT_MAX_BYTES", 40 * 1024 * 1024, unit="a number of bytes", at_least=1
+)
+FULLTEXT_TIMEOUT = number("FULLTEXT_TIMEOUT", 60.0, unit="a number of seconds", more_than=0)
+# Bounds on what one paper may hold, so that an odd one cannot fill the
+# workers' memory or the database: a longer text, a PDF of more pages or one
+# whose text takes longer to read is reported rather than stored in part.
+# Figures past the first 40 keep their caption alone (each picture is a
+# request to arXiv), and
+# each is stored at most 1600 px wide.
+FULLTEXT_MAX_CHARACTERS = 2_000_000
+FULLTEXT_MAX_PDF_PAGES = 300
+FULLTEXT_PARSE_SECONDS = 60.0
+FULLTEXT_MAX_FIGURES = 40
+FULLTEXT_FIGURE_WIDTH = 1600
 
 # Discovery: every paper gets a text vector, its nearest neighbours are
 # precomputed into catalog.SimilarPaper, and readers get recommendations

@@ -1,4 +1,4 @@
-"""The paper admin gains the enrichment actions: (re)generating summaries."""
+"""The paper admin gains the enrichment actions: (re)generating summaries; the full texts read."""
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
@@ -6,7 +6,7 @@ from django.http import HttpRequest
 
 from catalog import curation
 from catalog.admin import PaperAdmin
-from catalog.models import CurationEvent, Paper
+from catalog.models import CurationEvent, FullText, Paper
 from core.http import signed_in_user
 from enrichment.queue import queue_summaries
 
@@ -64,3 +64,21 @@ class EnrichedPaperAdmin(PaperAdmin):
 
 admin.site.unregister(Paper)
 admin.site.register(Paper, EnrichedPaperAdmin)
+
+
+@admin.register(FullText)
+class FullTextAdmin(admin.ModelAdmin):
+    """What was read of each paper's text, and why a read failed: the report of
+    `fetch_fulltext` that stays. Written by the reader alone."""
+
+    list_display = ["paper", "version", "status", "source", "characters", "fetched_at", "error"]
+    list_filter = ["status", "source"]
+    search_fields = ["paper__arxiv_id", "error"]
+    list_select_related = ["paper"]
+    readonly_fields = [field.name for field in FullText._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: FullText | None = None) -> bool:
+        return False

@@ -8,12 +8,10 @@ rendered page so overlaid labels come along.
 import hashlib
 import io
 import logging
-import time
 from dataclasses import dataclass
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
-import requests
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
@@ -23,7 +21,7 @@ from PIL import Image
 from catalog.arxiv_ids import pdf_url
 from catalog.changes import papers_changed
 from catalog.models import Paper, PaperImage
-from core.pacing import TurnNotTaken, arxiv_turn
+from enrichment import downloads
 
 logger = logging.getLogger(__name__)
 
@@ -54,42 +52,17 @@ class RenderedImage:
 
 def download_pdf(*, arxiv_id: str) -> bytes:
     """The paper's PDF, refused past PREVIEW_MAX_PDF_BYTES or PREVIEW_TIMEOUT."""
-    limit = settings.PREVIEW_MAX_PDF_BYTES
-    timeout = settings.PREVIEW_TIMEOUT
-    url = pdf_url(arxiv_id)
-    headers = {"User-Agent": settings.ARXIV_USER_AGENT}
     try:
-        # The download takes arXiv's one connection, shared with ingest.
-        with arxiv_turn(max_wait=4 * (timeout + settings.ARXIV_DELAY_SECONDS)):
-            return _download(url, headers=headers, limit=limit, timeout=timeout)
-    except TurnNotTaken as exc:
+        return downloads.download(
+            url=pdf_url(arxiv_id),
+            what="PDF",
+            limit=settings.PREVIEW_MAX_PDF_BYTES,
+            timeout=settings.PREVIEW_TIMEOUT,
+        ).content
+    except downloads.Unreadable as exc:
+        raise PreviewUnavailable(str(exc)) from exc
+    except downloads.DownloadFailed as exc:
         raise PreviewDownloadError(str(exc)) from exc
-
-
-def _download(url: str, *, headers: dict[str, str], limit: int, timeout: float) -> bytes:
-    deadline = time.monotonic() + timeout
-    try:
-        with requests.get(url, headers=headers, timeout=timeout, stream=True) as response:
-            if response.status_code == 404:
-                raise PreviewUnavailable(f"no PDF at {url}")
-            if response.status_code == 429 or response.status_code >= 500:
-                raise PreviewDownloadError(f"{url} answered HTTP {response.status_code}")
-            if response.status_code != 200:
-                raise PreviewUnavailable(f"{url} answered HTTP {response.status_code}")
-            declared = response.headers.get("Content-Length", "")
-            if declared.isdigit() and int(declared) > limit:
-                raise PreviewUnavailable(f"the PDF is {declared} bytes, over the {limit} limit")
-            chunks, size = [], 0
-            for chunk in response.iter_content(chunk_size=64 * 1024):
-                size += len(chunk)
-                if size > limit:
-                    raise PreviewUnavailable(f"the PDF is over the {limit} byte limit")
-                if time.monotonic() > deadline:
-                    raise PreviewDownloadError(f"the PDF took longer than {timeout:g}s")
-                chunks.append(chunk)
-    except requests.RequestException as exc:
-        raise PreviewDownloadError(f"could not fetch {url}: {exc}") from exc
-    return b"".join(chunks)
 
 
 def _png(image: Image.Image) -> bytes:

@@ -8,7 +8,8 @@ from django.utils import timezone
 
 from catalog.models import Paper
 from core import background
-from enrichment.tasks import render_paper_previews, summarize_paper
+from enrichment.selectors import papers_missing_fulltext
+from enrichment.tasks import fetch_paper_fulltext, render_paper_previews, summarize_paper
 
 
 def queue_summaries(
@@ -27,14 +28,17 @@ def queue_summaries(
 
 
 def queue_enrichment(paper_ids: Iterable[int]) -> None:
-    """Summaries and preview images for papers ingest has just added.
+    """Summaries, preview images and full texts for papers ingest has just added
+    or changed.
 
     Follows SUMMARY_AUTO, SUMMARY_AUTO_TAGS (only papers in these tags, read
-    after the commit so tags given in the same transaction count) and
-    PREVIEW_AUTO. Safe to call inside the ingest transaction.
+    after the commit so tags given in the same transaction count),
+    PREVIEW_AUTO, and FULLTEXT_AUTO with FULLTEXT_PAPERS (a paper new, or at a
+    version whose text was not read yet). Safe to call inside the ingest
+    transaction.
     """
     ids = list(paper_ids)
-    if not ids or not (settings.SUMMARY_AUTO or settings.PREVIEW_AUTO):
+    if not ids or not (settings.SUMMARY_AUTO or settings.PREVIEW_AUTO or settings.FULLTEXT_AUTO):
         return
 
     def send() -> None:
@@ -46,5 +50,9 @@ def queue_enrichment(paper_ids: Iterable[int]) -> None:
                 summarize_paper.delay(paper_id)
             if settings.PREVIEW_AUTO and arxiv_id:
                 render_paper_previews.delay(paper_id)
+        if settings.FULLTEXT_AUTO:
+            due = papers_missing_fulltext().filter(pk__in=ids)
+            for paper_id in due.values_list("pk", flat=True):
+                fetch_paper_fulltext.delay(paper_id)
 
     transaction.on_commit(send, robust=True)

@@ -1,4 +1,5 @@
-"""Background enrichment of papers: thin wrappers of enrichment.services and enrichment.previews."""
+"""Background enrichment of papers: thin wrappers of enrichment.services,
+enrichment.previews and enrichment.fulltext."""
 
 import datetime
 import logging
@@ -8,6 +9,8 @@ from celery import shared_task
 
 from catalog.models import Paper
 from enrichment.base import EnrichmentUnavailable
+from enrichment.downloads import DownloadFailed, Unreadable
+from enrichment.fulltext import fetch_fulltext
 from enrichment.previews import PreviewDownloadError, PreviewUnavailable, render_previews
 from enrichment.services import enrich_paper
 
@@ -66,3 +69,32 @@ def render_paper_previews(paper_id: int) -> dict[str, Any]:
         logger.error("No previews for paper %s: %s", paper_id, exc)
         return {"paper": paper_id, "error": str(exc)}
     return {"paper": paper_id, "images": len(images)}
+
+
+@shared_task(
+    soft_time_limit=900,
+    time_limit=960,
+    autoretry_for=(DownloadFailed,),
+    retry_backoff=60,
+    retry_backoff_max=3600,
+    retry_jitter=True,
+    max_retries=5,
+)
+def fetch_paper_fulltext(paper_id: int, *, force: bool = False) -> dict[str, Any]:
+    """Idempotent: a paper whose current version was read already is left alone."""
+    paper = Paper.objects.filter(pk=paper_id).first()
+    if paper is None:
+        return {"paper": paper_id, "error": "the paper no longer exists"}
+    try:
+        result = fetch_fulltext(paper=paper, force=force)
+    except Unreadable as exc:
+        logger.error("No full text for paper %s: %s", paper_id, exc)
+        return {"paper": paper_id, "error": str(exc)}
+    if result is None:
+        return {"paper": paper_id, "current": True}
+    return {
+        "paper": paper_id,
+        "source": result.source,
+        "sections": result.sections,
+        "figures": result.figures,
+    }
