@@ -215,8 +215,8 @@ def report(
         " *No cache*: the catalog cache is off, every request runs its queries. *Cached*: the"
         " Redis catalog cache, as deployed: an anonymous reader gets the stored page, reader 1"
         " (logged in, 30 subscriptions, 200 saved papers) the page logged-in readers share with"
-        " their own parts filled in; the personal feed and For you are the reader's own and"
-        " computed every time. Queries are those of one request, for the page's reader"
+        " their own parts filled in; the personal feed and For you are the reader's own"
+        " entries (one per reader). Queries are those of one request, for the page's reader"
         " (anonymous but for the personal feed and For you) and for reader 1; sessions are"
         " read from Redis in both modes, as deployed.",
         "",

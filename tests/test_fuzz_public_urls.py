@@ -88,6 +88,7 @@ GET_ROUTES = {
     "papers/<path:arxiv_id>/": "/papers/{text}/",
     "p/<int:pk>/": "/p/{int}/",
     "papers/<path:arxiv_id>/discussion/": "/papers/{text}/discussion/",
+    "papers/<path:arxiv_id>/read/": "/papers/{text}/read/",
     "p/<int:pk>/discussion/": "/p/{int}/discussion/",
     "discussion/<int:paper_id>/": "/discussion/{int}/",
     "discussion/comments/<int:comment_id>/edit/": "/discussion/comments/{int}/edit/",
