@@ -125,6 +125,25 @@ class OptionsSelectMultiple(forms.SelectMultiple):
 ORDERS = ("sort", "window")
 
 
+class UtcMomentField(django_filters.fields.IsoDateTimeField):
+    """An ISO 8601 moment read as UTC: Python takes offsets up to a day, the
+    database only up to 15:59, and a moment near year 1 or 9999 may have no UTC
+    time at all; either is the reader's mistake, said as one."""
+
+    def to_python(self, value: Any) -> datetime.datetime | None:
+        moment: datetime.datetime | None = super().to_python(value)
+        if moment is None:
+            return None
+        try:
+            return moment.astimezone(datetime.UTC)
+        except OverflowError:
+            raise forms.ValidationError(_("Enter a moment between the years 1 and 9999.")) from None
+
+
+class UtcMomentFilter(django_filters.IsoDateTimeFilter):
+    field_class = UtcMomentField
+
+
 class PaperFilter(django_filters.FilterSet):
     # Chosen tags and categories come with their maintained counts (maintained_total).
     tag = django_filters.ModelMultipleChoiceFilter(
@@ -186,10 +205,8 @@ class PaperFilter(django_filters.FilterSet):
     )
 
     # A client keeping a copy: what came, or changed, since its last read.
-    added_since = django_filters.IsoDateTimeFilter(
-        field_name="added_at", lookup_expr="gte", label=_("Added since")
-    )
-    updated_since = django_filters.IsoDateTimeFilter(
+    added_since = UtcMomentFilter(field_name="added_at", lookup_expr="gte", label=_("Added since"))
+    updated_since = UtcMomentFilter(
         field_name="changed_at", lookup_expr="gte", label=_("Changed since")
     )
 

@@ -8,6 +8,7 @@ import hashlib
 import io
 import json
 import threading
+from urllib.parse import quote
 
 import pytest
 from django.core.management import call_command
@@ -299,3 +300,23 @@ def test_a_moment_given_as_a_number_is_refused(client, address):
 
     assert answer.status_code == 400
     assert "updated_since" in answer.json()["errors"]
+
+
+@pytest.mark.parametrize(
+    "moment",
+    ["2000-01-01T00:00:00.80-16:46", "0894-06-11T11:30:53-17:35", "9999-12-31T23:00:00-10:00"],
+)
+def test_a_moment_the_database_cannot_hold_is_read_as_utc_or_refused(client, moment):
+    """Offsets past 15:59 are Python's, not the database's; the last moment has no UTC time."""
+    PaperFactory()
+    reader = UserFactory()
+    _, secret = create_api_token(user=reader, name="sync")
+    query = f"added_since={quote(moment)}"
+
+    answers = [
+        client.get(f"/api/v1/papers?{query}"),
+        client.get(f"/api/v1/me/saved?{query}", HTTP_AUTHORIZATION=f"Bearer {secret}"),
+        client.get(f"/?{query}"),
+    ]
+
+    assert [answer.status_code for answer in answers] in ([200, 200, 200], [400, 400, 200])
