@@ -97,8 +97,9 @@ lint: $(VENV)/.installed
 PYTEST_WORKERS ?= 2
 PYTEST = DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
 
-# The loop while working (a few minutes): the static checks, then the tests
-# that start no process, server or browser.
+# The loop while working (under three minutes): the static checks, then the
+# tests not marked slow (none starts a process, server or browser, fuzzes, or
+# times password hashes; pyproject.toml's markers).
 check: lint
 	$(PYTEST) -m "not slow and not long"
 

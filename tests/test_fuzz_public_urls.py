@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from tests.accounts_factories import SubscriptionFactory, UserFactory
 from tests.factories import CategoryFactory, CodeLinkFactory, PaperFactory, TagFactory
 
-pytestmark = pytest.mark.django_db
+# Thousands of generated requests: in `make test` and `make fuzz`, not the quick loop.
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 # Strings that have broken parsers before: SQL and tsquery syntax, markup,
 # dates and numbers out of range, odd whitespace, a NUL, very long input.

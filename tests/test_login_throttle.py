@@ -105,6 +105,7 @@ def test_a_guesser_cannot_lock_the_owner_out_from_elsewhere(client):
     assert logged_in(client)
 
 
+@pytest.mark.slow  # dozens of password hashes
 def test_one_address_guessing_across_many_accounts_is_slowed_down():
     readers = UserFactory.create_batch(21)
     responses = [
@@ -119,6 +120,7 @@ def test_one_address_guessing_across_many_accounts_is_slowed_down():
     assert elsewhere.status_code == 302
 
 
+@pytest.mark.slow  # dozens of password hashes
 def test_behind_a_proxy_each_client_is_counted_by_its_own_address(settings):
     settings.TRUSTED_PROXIES = ["172.18.0.0/16"]
     readers = UserFactory.create_batch(21)
@@ -185,6 +187,7 @@ def test_every_log_in_attempt_costs_exactly_one_password_hash(monkeypatch):
     )
 
 
+@pytest.mark.slow  # timed over many log-ins
 @pytest.mark.parametrize(
     ("log_in", "login"),
     [(admin_log_in, "username"), (site_log_in, "email")],

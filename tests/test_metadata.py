@@ -140,8 +140,11 @@ def test_the_sitemap_index_names_a_sitemap_per_block_of_ids(client, monkeypatch)
     assert locations[0] == "http://testserver/sitemap-pages.xml"
     assert len(locations) == 1 + highest // 2 + 1
 
+    # Ids keep counting across the suite's tests: the blocks below this test's
+    # first paper are empty, so only its own blocks are read.
+    lowest = min(paper.pk for paper in papers)
     found = []
-    for location in locations[1:]:
+    for location in locations[1 + lowest // 2 :]:
         with CaptureQueriesContext(connection) as queries:
             response = client.get(location.removeprefix("http://testserver"))
             urlset = etree.fromstring(b"".join(response.streaming_content))
