@@ -246,6 +246,39 @@ def test_a_curator_drafts_orders_and_publishes_in_admin(curator_client, day_pape
     assert "Beta note" in html
 
 
+def test_a_busy_days_edition_is_edited_whole_in_admin_in_a_few_queries(
+    curator_client, django_assert_max_num_queries
+):
+    """Hundreds of papers a day: the admin's form names each paper from the
+    rows' own query, and saves them all in one form."""
+    busy = 300
+    PaperFactory.create_batch(busy, added_at=at(DAY))
+    edition = services.create_edition(date=DAY)
+    change = reverse("admin:editions_edition_change", args=[edition.pk])
+    with django_assert_max_num_queries(20):
+        html = curator_client.get(change).content.decode()
+    assert html.count('name="entries-') >= busy
+    entries = list(edition.entries.order_by("position"))
+    form = {
+        "date": DAY.isoformat(),
+        "note": "",
+        "entries-TOTAL_FORMS": str(busy),
+        "entries-INITIAL_FORMS": str(busy),
+    }
+    for n, entry in enumerate(entries):
+        form |= {
+            f"entries-{n}-id": str(entry.pk),
+            f"entries-{n}-edition": str(edition.pk),
+            f"entries-{n}-position": str(busy - n),
+            f"entries-{n}-note": "",
+        }
+    form["entries-0-pinned"] = "on"
+    assert curator_client.post(change, form).status_code == 302
+    last = edition.entries.order_by("-id").first()
+    assert last is not None and last.position == 1
+    assert edition.entries.filter(pinned=True).get().pk == entries[0].pk
+
+
 def test_publishing_and_editing_freshen_the_cached_day_page(
     client, day_papers, redis_cache, django_capture_on_commit_callbacks
 ):
