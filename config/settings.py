@@ -496,6 +496,11 @@ PAPER_COMMUNITY_URL = link_pattern(
 )
 
 PAPERS_PER_PAGE = 20
+# A form may send this many fields (Django's default: 1,000). The admin's form
+# of a busy day's edition sends five for each of its hundreds of papers; past
+# the limit Django refuses the whole form with a 400 and the curator could not
+# save it.
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 10_000
 # Sorting a search by relevance ranks only its newest matches, this many: ranking
 # every match of a common word (half the catalog) takes seconds. The list says so.
 SEARCH_RELEVANCE_CANDIDATES = number(

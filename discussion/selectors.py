@@ -3,7 +3,7 @@
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import Exists, F, OuterRef, QuerySet, Value
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Value
 from django.utils import timezone
 
 from catalog.models import Paper
@@ -28,19 +28,73 @@ class Thread:
     replies: list[Comment] = field(default_factory=list)
 
 
-def threads(*, paper: Paper, user: User | AnonymousUser) -> list[Thread]:
-    """The paper's comments as threads, oldest first, replies under their
-    comment oldest first, each knowing whether the user may still edit it:
-    one query, on comment_paper_created."""
-    found: dict[int, Thread] = {}
+# A discussion shows this many threads a page, each with all its replies: a
+# long one is read a page at a time, as forums are, and each page renders in
+# about the time of a page of papers.
+THREADS_PER_PAGE = 20
+# Past any discussion's end without asking the database, whose offset would
+# overflow for the largest numbers.
+MAX_PAGE_NUMBER = 10_000_000
+
+
+@dataclass
+class ThreadPage:
+    threads: list[Thread]
+    number: int
+    has_next: bool
+
+    @property
+    def has_previous(self) -> bool:
+        return self.number > 1
+
+    @property
+    def previous_page_number(self) -> int:
+        return self.number - 1
+
+    @property
+    def next_page_number(self) -> int:
+        return self.number + 1
+
+
+def top_level(paper_id: int) -> QuerySet[Comment]:
+    """The paper's comments that start a thread, oldest first (on comment_paper_created)."""
+    return Comment.objects.filter(paper_id=paper_id, parent=None).order_by("created_at", "id")
+
+
+def thread_page(*, paper: Paper, user: User | AnonymousUser, number: int = 1) -> ThreadPage:
+    """The number'th page of the paper's threads, oldest first, replies under
+    their comment oldest first, each knowing whether the user may still edit
+    it. Two queries: the page's thread-starting comments (one more, to know
+    whether a page follows), then their replies, on the replies' parent index."""
+    number = min(max(number, 1), MAX_PAGE_NUMBER)
+    start = (number - 1) * THREADS_PER_PAGE
+    starters = list(with_authors(top_level(paper.pk))[start : start + THREADS_PER_PAGE + 1])
+    has_next = len(starters) > THREADS_PER_PAGE
+    found = {comment.pk: Thread(comment) for comment in starters[:THREADS_PER_PAGE]}
     now = timezone.now()
-    for comment in with_authors(Comment.objects.filter(paper=paper).order_by("created_at", "id")):
-        comment.can_edit = comment.editable_by(user, now=now)
-        if comment.parent_id is None:
-            found[comment.pk] = Thread(comment)
-        elif comment.parent_id in found:
-            found[comment.parent_id].replies.append(comment)
-    return list(found.values())
+    replies = with_authors(Comment.objects.filter(parent_id__in=list(found)))
+    for reply in replies.order_by("created_at", "id") if found else ():
+        assert reply.parent_id is not None  # a reply of one of found's comments
+        found[reply.parent_id].replies.append(reply)
+    for thread in found.values():
+        for comment in (thread.comment, *thread.replies):
+            comment.can_edit = comment.editable_by(user, now=now)
+    return ThreadPage(threads=list(found.values()), number=number, has_next=has_next)
+
+
+def page_of(comment: Comment) -> int:
+    """The page of its discussion that shows the comment: its thread's."""
+    starter = comment.parent if comment.parent_id is not None else comment
+    assert starter is not None
+    earlier = (
+        top_level(comment.paper_id)
+        .filter(
+            Q(created_at__lt=starter.created_at)
+            | Q(created_at=starter.created_at, id__lt=starter.pk)
+        )
+        .count()
+    )
+    return earlier // THREADS_PER_PAGE + 1
 
 
 @dataclass

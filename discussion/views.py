@@ -31,12 +31,23 @@ def visible_paper(**lookup: Any) -> Paper:
     return get_object_or_404(Paper.objects.visible(), **lookup)
 
 
+def requested_page(request: HttpRequest) -> int:
+    """The page of threads asked for: the first unless ?page= names another."""
+    raw = request.GET.get("page", "")
+    return int(raw) if raw.isdecimal() and len(raw) < 9 else 1
+
+
 def discussion_context(
-    request: HttpRequest, paper: Paper, *, form: CommentForm | None = None, error: str = ""
+    request: HttpRequest,
+    paper: Paper,
+    *,
+    page: int = 1,
+    form: CommentForm | None = None,
+    error: str = "",
 ) -> dict[str, Any]:
     return {
         "paper": paper,
-        "threads": selectors.threads(paper=paper, user=request.user),
+        "page": selectors.thread_page(paper=paper, user=request.user, number=page),
         "state": selectors.reader_state(paper=paper, user=request.user),
         "form": form or CommentForm(),
         "error": error,
@@ -47,21 +58,26 @@ def render_discussion(
     request: HttpRequest,
     paper: Paper,
     *,
+    page: int | None = None,
     form: CommentForm | None = None,
     error: str = "",
     status: int = 200,
 ) -> HttpResponse:
     """The whole page, or for htmx the fragment it swaps in (always 200, so
-    that htmx shows the error where the reader looks)."""
-    context = discussion_context(request, paper, form=form, error=error)
+    that htmx shows the error where the reader looks); by default the page of
+    threads the address names (forms post to their page's address)."""
+    number = page if page is not None else requested_page(request)
+    context = discussion_context(request, paper, page=number, form=form, error=error)
     if request.headers.get("HX-Request"):
         return render(request, "discussion/_discussion.html", context)
     return render(request, "discussion/page.html", context, status=status)
 
 
-def back_to(paper: Paper, comment: Comment | None = None) -> HttpResponse:
+def back_to(paper: Paper, comment: Comment) -> HttpResponse:
+    """The page of the discussion that shows the comment."""
+    number = selectors.page_of(comment)
     url = reverse("discussion:page-by-pk", args=[paper.pk])
-    return redirect(f"{url}#comment-{comment.pk}" if comment else url)
+    return redirect(f"{url}{f'?page={number}' if number > 1 else ''}#comment-{comment.pk}")
 
 
 @safe_methods
@@ -71,8 +87,11 @@ def page(request: HttpRequest, arxiv_id: str) -> HttpResponse:
     # address, and any other is looked up as stored.
     parsed = arxiv_ids.split_version(arxiv_id)
     if parsed and parsed[0] != arxiv_id:
-        return redirect("discussion:page", arxiv_id=parsed[0], permanent=True)
-    return render_discussion(request, visible_paper(arxiv_id=arxiv_id))
+        return redirect(
+            with_query(reverse("discussion:page", args=[parsed[0]]), request), permanent=True
+        )
+    paper = visible_paper(arxiv_id=arxiv_id)
+    return render_discussion(request, paper)
 
 
 @safe_methods
@@ -80,7 +99,8 @@ def page(request: HttpRequest, arxiv_id: str) -> HttpResponse:
 def page_by_pk(request: HttpRequest, pk: int) -> HttpResponse:
     paper = visible_paper(pk=pk)
     if paper.arxiv_id:
-        return redirect("discussion:page", arxiv_id=paper.arxiv_id, permanent=True)
+        url = reverse("discussion:page", args=[paper.arxiv_id])
+        return redirect(with_query(url, request), permanent=True)
     return render_discussion(request, paper)
 
 
@@ -90,7 +110,14 @@ def fragment(request: HttpRequest, paper_id: int) -> HttpResponse:
     """The discussion as the paper page loads it: never cached, so a reader's
     own comment is there on their next view of the paper."""
     paper = visible_paper(pk=paper_id)
-    return render(request, "discussion/_discussion.html", discussion_context(request, paper))
+    context = discussion_context(request, paper, page=requested_page(request))
+    return render(request, "discussion/_discussion.html", context)
+
+
+def with_query(url: str, request: HttpRequest) -> str:
+    """The address with the request's page of threads, if it asked for one."""
+    page = requested_page(request)
+    return f"{url}?page={page}" if page > 1 else url
 
 
 def reader(request: HttpRequest) -> User:
@@ -125,7 +152,7 @@ def post(request: HttpRequest, paper_id: int) -> HttpResponse:
             request, paper, form=form, error=refused.message, status=refused.status
         )
     if request.headers.get("HX-Request"):
-        return render_discussion(request, paper)
+        return render_discussion(request, paper, page=selectors.page_of(comment))
     return back_to(paper, comment)
 
 
@@ -177,7 +204,7 @@ def delete(request: HttpRequest, comment_id: int) -> HttpResponse:
             request, comment.paper, error=refused.message, status=refused.status
         )
     messages.success(request, _("Your comment is deleted."))
-    return back_to(comment.paper)
+    return back_to(comment.paper, comment)
 
 
 @require_POST
@@ -211,7 +238,7 @@ def follow(request: HttpRequest, paper_id: int) -> HttpResponse:
         services.unfollow(user=reader(request), paper=paper)
     if request.headers.get("HX-Request"):
         return render_discussion(request, paper)
-    return back_to(paper)
+    return redirect(with_query(reverse("discussion:page-by-pk", args=[paper.pk]), request))
 
 
 # Mail clients POST here with no session or CSRF token (RFC 8058 one-click).

@@ -1,21 +1,41 @@
 from typing import Any
 
 from django.contrib import admin, messages
+from django.db import models
 from django.db.models import QuerySet
-from django.forms import ModelForm
+from django.forms import ModelForm, Textarea
 from django.http import HttpRequest
+from django.utils.html import format_html
 from django.utils.translation import ngettext
 
+from catalog.latex import latex_to_text
 from core.http import signed_in_user
 from editions import services
 from editions.models import Edition, EditionEntry
 
 
 class EditionEntryInline(admin.TabularInline):
+    """The edition's papers, drafted from its day's: curators order, pin and
+    note them, or take one out; a paper of another day is never shown."""
+
     model = EditionEntry
-    fields = ["position", "pinned", "paper", "note"]
-    raw_id_fields = ["paper"]
+    fields = ["position", "pinned", "paper_title", "note"]
+    readonly_fields = ["paper_title"]
+    formfield_overrides = {models.TextField: {"widget": Textarea(attrs={"rows": 2, "cols": 60})}}
     extra = 0
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[EditionEntry]:
+        # Each row names its edition and paper: all of them in the rows' own query.
+        return super().get_queryset(request).select_related("edition", "paper")
+
+    def has_add_permission(self, request: HttpRequest, obj: Edition | None = None) -> bool:
+        return False
+
+    @admin.display(description="paper")
+    def paper_title(self, entry: EditionEntry) -> str:
+        return format_html(
+            '<a href="{}">{}</a>', entry.paper.get_absolute_url(), latex_to_text(entry.paper.title)
+        )
 
 
 @admin.register(Edition)

@@ -15,7 +15,7 @@ from catalog.views import paginate
 from core.http import safe_methods
 from core.limits import limit_pages
 from editions import selectors
-from editions.days import parse_day
+from editions.days import month_bounds, parse_day
 
 
 def no_such_day(request: HttpRequest, value: str) -> HttpResponse:
@@ -66,14 +66,22 @@ def render_edition(request: HttpRequest, day: datetime.date, *, tag: Tag | None)
     counts = selectors.month_counts(day, tag)
     papers = selectors.for_edition_cards(selectors.edition_papers(day, edition, tag))
     page, page_note = paginate(papers, request.GET.get("page"), count=counts.get(day, 0))
+    previous_day = selectors.previous_day(day, tag)
+    next_day = selectors.next_day(day, tag)
+    first, following = month_bounds(day)
     context: dict[str, Any] = {
         "day": day,
         "tag": tag,
         "edition": edition,
         "page": page,
         "page_note": page_note,
-        "previous_day": selectors.previous_day(day, tag),
-        "next_day": selectors.next_day(day, tag),
+        "previous_day": previous_day,
+        "next_day": next_day,
+        # The calendar's other months, opened at their first day, where papers lie that way.
+        "previous_month": month_bounds(first - datetime.timedelta(days=1))[0]
+        if previous_day is not None and first > datetime.date.min
+        else None,
+        "next_month": following if next_day is not None else None,
         "weeks": selectors.calendar_weeks(day, counts),
         "weekdays": [WEEKDAYS_ABBR[weekday] for weekday in range(7)],
         "list_thumbnails": settings.PREVIEW_LIST_THUMBNAILS,

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from accounts.services import create_api_token
 from catalog.models import CurationEvent
-from discussion import mail, services
+from discussion import mail, selectors, services
 from discussion.models import Comment, CommenterBan, CommentReport, DiscussionFollow
 from tests.accounts_factories import CuratorFactory, UserFactory
 from tests.factories import PaperFactory
@@ -90,6 +90,52 @@ def test_htmx_posts_answer_the_thread_with_the_new_comment(reader_client, paper)
     assert response.status_code == 200
     assert 'id="discussion-body"' in response.content.decode()
     assert "Swapped in." in response.content.decode()
+
+
+def test_a_long_discussion_is_read_a_page_of_threads_at_a_time(reader_client, reader, paper):
+    other = UserFactory(date_joined=OLD)
+    per_page = selectors.THREADS_PER_PAGE
+    starters = [comment_by(other, paper, f"Thread {n}.") for n in range(per_page + 2)]
+    # Replies stay with their thread, on its page, however late they come.
+    comment_by(other, paper, "A late reply on the first page.", parent=starters[0])
+    first = reader_client.get("/papers/2505.00001/discussion/").content.decode()
+    assert "Thread 0." in first and f"Thread {per_page - 1}." in first
+    assert f"Thread {per_page}." not in first and "A late reply on the first page." in first
+    assert f'rel="next" href="/p/{paper.pk}/discussion/?page=2"' in first
+    assert 'rel="prev"' not in first
+    second = reader_client.get("/papers/2505.00001/discussion/?page=2").content.decode()
+    assert f"Thread {per_page}." in second and f"Thread {per_page + 1}." in second
+    assert "Thread 0." not in second and 'rel="next"' not in second
+    assert f'rel="prev" href="/p/{paper.pk}/discussion/"' in second
+    # The page's forms post back to it, and the fragment htmx swaps in pages too.
+    assert f'action="/discussion/{paper.pk}/post/?page=2"' in second
+    fragment = reader_client.get(f"/discussion/{paper.pk}/?page=2").content.decode()
+    assert f"Thread {per_page + 1}." in fragment and "Thread 0." not in fragment
+
+    # A new thread is on the last page, a reply on its thread's: posting leads there.
+    response = post(reader_client, paper, "A new thread.")
+    new = Comment.objects.get(body="A new thread.")
+    assert response["Location"] == f"/p/{paper.pk}/discussion/?page=2#comment-{new.pk}"
+    response = post(reader_client, paper, "A reply.", parent=starters[1].pk)
+    reply = Comment.objects.get(body="A reply.")
+    assert response["Location"] == f"/p/{paper.pk}/discussion/#comment-{reply.pk}"
+    swapped = reader_client.post(
+        f"/discussion/{paper.pk}/post/", {"body": "Swapped onto its page."}, HTTP_HX_REQUEST="1"
+    ).content.decode()
+    assert "Swapped onto its page." in swapped and "Thread 0." not in swapped
+
+
+@pytest.mark.parametrize("page", ["9", "0", "-1", "x", "99999999999999999999", "1e3"])
+def test_a_page_past_the_end_or_no_page_at_all_is_a_clear_answer(client, reader, paper, page):
+    comment_by(reader, paper, "The only thread.")
+    response = client.get(f"/papers/2505.00001/discussion/?page={page}")
+    html = response.content.decode()
+    assert response.status_code == 200
+    if page == "9":
+        assert "The discussion has fewer pages than that." in html
+        assert "The only thread." not in html and 'rel="prev"' not in html
+    else:
+        assert "The only thread." in html
 
 
 def test_the_paper_page_loads_the_discussion_and_links_to_it(client, paper, reader):

@@ -72,6 +72,10 @@ def test_before_publishing_the_day_shows_its_papers_newest_first_without_notes(c
     assert "Another day" not in html and "Hidden one" not in html
     assert "Read this" not in html and "Editor&#x27;s" not in html and "Editor's" not in html
     assert "3 papers" in html
+    assert "The curators have not published this day's edition yet" in html
+    services.publish(edition=edition, by="test")
+    html = client.get("/daily/2025-11-05/").content.decode()
+    assert "have not published" not in html
 
 
 def test_published_edition_pins_orders_and_notes(client, day_papers):
@@ -117,7 +121,14 @@ def test_the_calendar_counts_each_day_of_the_month(client, day_papers, django_as
     assert 'href="/daily/2025-11-05/" aria-current="date"' in html
     assert '<span class="calendar-count" data-papers="3">3</span>' in html
     assert 'href="/daily/2025-11-20/"' in html and 'data-papers="2"' in html
-    assert "/daily/2025-12-01/" not in html.split("edition-calendar")[1].split("</aside>")[0]
+    calendar = html.split("edition-calendar")[1].split("</aside>")[0]
+    assert "/daily/2025-12-01/" not in calendar.split("<table>")[1]
+    # The months around it, opened at their first day, where papers lie that way.
+    assert 'href="/daily/2025-12-01/" aria-label="Next month: December 2025"' in calendar
+    assert "Previous month" not in calendar
+    html = client.get("/daily/2025-12-01/").content.decode()
+    assert 'href="/daily/2025-11-01/" aria-label="Previous month: November 2025"' in html
+    assert "Next month" not in html
 
 
 def test_a_tag_edition_shows_the_days_papers_with_the_tag(client, day_papers):
@@ -233,6 +244,39 @@ def test_a_curator_drafts_orders_and_publishes_in_admin(curator_client, day_pape
     html = curator_client.get("/daily/2025-11-05/").content.decode()
     assert titles(html, day_papers) == ["Paper Alpha", "Paper Beta", "Paper Gamma"]
     assert "Beta note" in html
+
+
+def test_a_busy_days_edition_is_edited_whole_in_admin_in_a_few_queries(
+    curator_client, django_assert_max_num_queries
+):
+    """Hundreds of papers a day: the admin's form names each paper from the
+    rows' own query, and saves them all in one form."""
+    busy = 300
+    PaperFactory.create_batch(busy, added_at=at(DAY))
+    edition = services.create_edition(date=DAY)
+    change = reverse("admin:editions_edition_change", args=[edition.pk])
+    with django_assert_max_num_queries(20):
+        html = curator_client.get(change).content.decode()
+    assert html.count('name="entries-') >= busy
+    entries = list(edition.entries.order_by("position"))
+    form = {
+        "date": DAY.isoformat(),
+        "note": "",
+        "entries-TOTAL_FORMS": str(busy),
+        "entries-INITIAL_FORMS": str(busy),
+    }
+    for n, entry in enumerate(entries):
+        form |= {
+            f"entries-{n}-id": str(entry.pk),
+            f"entries-{n}-edition": str(edition.pk),
+            f"entries-{n}-position": str(busy - n),
+            f"entries-{n}-note": "",
+        }
+    form["entries-0-pinned"] = "on"
+    assert curator_client.post(change, form).status_code == 302
+    last = edition.entries.order_by("-id").first()
+    assert last is not None and last.position == 1
+    assert edition.entries.filter(pinned=True).get().pk == entries[0].pk
 
 
 def test_publishing_and_editing_freshen_the_cached_day_page(

@@ -141,6 +141,9 @@ def test_the_header_stays_one_line_at_desktop_width_logged_in(page, live_server)
             "items => items.map(item => item.getBoundingClientRect().top)"
         )
         assert max(tops) - min(tops) < 12, (language, tops)
+        # Every section of the menu shows whole: none is cut off at the search box.
+        nav = page.locator(".main-nav")
+        assert nav.evaluate("nav => nav.scrollWidth <= nav.clientWidth"), language
 
 
 def test_the_account_menu_opens_closes_and_names_the_reader_by_email(page, live_server):
