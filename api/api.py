@@ -31,7 +31,7 @@ from api import discussion, personal, public, sync
 from api.auth import RateLimited
 from api.cursors import CursorError
 from api.http import PROBLEM_CONTENT_TYPE, Refused, problem
-from api.openapi import describe_headers
+from api.openapi import describe_operations
 from api.queries import FilterError
 
 logger = logging.getLogger(__name__)
@@ -79,7 +79,8 @@ class CatalogApi(NinjaAPI):
         self, *, path_prefix: str | None = None, path_params: dict[str, Any] | None = None
     ) -> OpenAPISchema:
         """The schema, with every error answer's body described as what it is
-        sent as: problem details, application/problem+json."""
+        sent as (problem details, application/problem+json), and what ninja
+        leaves out (api.openapi)."""
         schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
         for operations in schema.get("paths", {}).values():
             for operation in operations.values():
@@ -87,7 +88,7 @@ class CatalogApi(NinjaAPI):
                     content = answer.get("content", {})
                     if int(status) >= 400 and "application/json" in content:
                         content[PROBLEM_CONTENT_TYPE] = content.pop("application/json")
-        describe_headers(schema)
+        describe_operations(schema)
         return schema
 
     def create_temporal_response(self, request: HttpRequest) -> HttpResponse:

@@ -11,6 +11,7 @@ its window, `RateLimit` what remains of it and the seconds until it renews
 """
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -70,23 +71,47 @@ def limit(request: HttpRequest, *, group: str, key: str, rate: str) -> None:
     )
     if not usage:
         return  # limits are off (RATELIMIT_ENABLE)
-    _, window = _split_rate(rate)
-    reset = max(1, int(usage["time_left"]))
-    request.rate_limit_usage = Usage(  # type: ignore[attr-defined]
-        policy=POLICIES.get(group, group),
-        quota=usage["limit"],
-        window=window,
-        remaining=max(0, usage["limit"] - usage["count"]),
-        reset=reset,
-    )
+    counted = _as_usage(usage, group=group, rate=rate)
+    request.rate_limit_usage = counted  # type: ignore[attr-defined]
     if usage["should_limit"]:
-        raise RateLimited(retry_after=reset)
+        raise RateLimited(retry_after=counted.reset)
 
 
 def usage_of(request: HttpRequest) -> Usage | None:
     """The usage limit() last counted the request in, if any."""
     found = getattr(request, "rate_limit_usage", None)
     return found if isinstance(found, Usage) else None
+
+
+def standing_of(request: HttpRequest) -> Usage | None:
+    """Where the client stands: the usage its request was counted in, or for an
+    anonymous request no route counted (an address the API does not have, a
+    method a route does not take, OPTIONS), its address's allowance as it is."""
+    counted = usage_of(request)
+    if counted is not None or "Authorization" in request.headers:
+        return counted
+    return _usage(request, group="api", key=client_ip(request), rate=settings.API_RATE_LIMIT)
+
+
+def _usage(request: HttpRequest, *, group: str, key: str, rate: str) -> Usage | None:
+    """The allowance as it stands, the request not counted."""
+    if not rate:
+        return None
+    usage = get_usage(
+        request, group=group, key=lambda group, request: key, rate=rate, increment=False
+    )
+    return _as_usage(usage, group=group, rate=rate) if usage else None
+
+
+def _as_usage(usage: dict[str, Any], *, group: str, rate: str) -> Usage:
+    _, window = _split_rate(rate)
+    return Usage(
+        policy=POLICIES.get(group, group),
+        quota=usage["limit"],
+        window=window,
+        remaining=max(0, usage["limit"] - usage["count"]),
+        reset=max(1, int(usage["time_left"])),
+    )
 
 
 def presented_secret(request: HttpRequest) -> str | None:

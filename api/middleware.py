@@ -10,7 +10,8 @@ GET and HEAD without credentials get `Access-Control-Allow-Origin: *`; a
 preflight allows only those methods and no request headers, so a page on
 another site can read the public API but never send a reader's token, and no
 cookie-bearing request is ever allowed cross-site. Every answer the rate limit
-counted carries its RateLimit headers (api.auth).
+counted carries its RateLimit headers, and so does an anonymous one no route
+counted (api.auth.standing_of).
 """
 
 import re
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.cache import patch_vary_headers
 
-from api.auth import usage_of
+from api.auth import standing_of
 from api.http import PROBLEM_CONTENT_TYPE, problem
 
 API_PREFIX = "/api/"
@@ -51,7 +52,7 @@ class ApiMiddleware:
         if request.method in ("GET", "HEAD") and "Authorization" not in request.headers:
             response["Access-Control-Allow-Origin"] = "*"
             response["Access-Control-Expose-Headers"] = EXPOSED_HEADERS
-        usage = usage_of(request)
+        usage = standing_of(request)
         if usage is not None:
             for name, value in usage.headers().items():
                 response[name] = value
@@ -85,6 +86,7 @@ def options(
     if answer.status_code == 404:
         return answer
     response = HttpResponse(status=204)
+    del response["Content-Type"]  # no body, so no type
     # An address that redirects (/api/ to /api/v1/) is read with GET.
     allow = "GET" if 300 <= answer.status_code < 400 else answer.get("Allow", "")
     response["Allow"] = allowed_methods(allow)

@@ -113,7 +113,19 @@ def dump_manifest(request: HttpRequest) -> dict[str, Any]:
     return {**{key: value for key, value in found.items() if key != "file"}, "url": url}
 
 
-@router.get("/dump/papers.jsonl.gz", response={404: schemas.Error, **ERRORS}, tags=["sync"])
+DUMP_FILE = {
+    "description": "The dump: one PaperItem a line (JSON Lines), gzip; its SHA-256 and"
+    " length are the manifest's.",
+    "content": {"application/gzip": {"schema": {"type": "string", "format": "binary"}}},
+}
+
+
+@router.get(
+    "/dump/papers.jsonl.gz",
+    response={404: schemas.Error, **ERRORS},
+    tags=["sync"],
+    openapi_extra={"responses": {200: DUMP_FILE}},
+)
 def dump_file(request: HttpRequest) -> FileResponse:
     """The latest dump's file, streamed."""
     found = dump.manifest()

@@ -29,9 +29,9 @@ from catalog.models import (
     PaperTag,
     Summary,
     Tag,
-    normalize_name,
     tag_label,
 )
+from catalog.names import normalize_name
 from core.http import signed_in_user
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ group's name braced whole so that BibTeX never abbreviates it.
 import re
 
 from catalog.models import Paper
-from catalog.names import Name, family_name, parse_name
+from catalog.names import Name, key_word
 
 MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 # TeX primitives and LaTeX commands that touch files, the terminal or definitions.
@@ -126,7 +126,8 @@ def bibtex_name(name: Name) -> str:
 def bibtex_key(paper: Paper) -> str:
     """First author's family name, year and first word of the title: "smith2025learning"."""
     year = paper.published_at.year if paper.published_at else None
-    first_author = family_name(paper.author_list[0]) if paper.author_list else ""
+    authors = paper.parsed_authors
+    first_author = key_word(authors[0]) if authors else ""
     first_word = next(iter(re.findall(r"[A-Za-z]{3,}", paper.title)), "paper")
     key = re.sub(r"[^A-Za-z0-9]", "", f"{first_author}{year or ''}{first_word}").lower()
     return key or "paper"
@@ -134,7 +135,7 @@ def bibtex_key(paper: Paper) -> str:
 
 def bibtex(paper: Paper, *, key: str | None = None) -> str:
     """One BibTeX entry; needs primary_category fetched."""
-    names = [parse_name(name) for name in paper.author_list if name.strip()]
+    names = paper.parsed_authors
     fields: list[tuple[str, str]] = [
         ("title", "{{" + tex_value(paper.title) + "}}"),
         ("author", "{" + " and ".join(bibtex_name(name) for name in names) + "}"),

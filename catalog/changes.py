@@ -6,7 +6,8 @@ A paper's `changed_at` is the last change to anything its pages show. Its own
 save() moves it (catalog.models.Versioned); the receivers below move it when
 one of its tags, authors, categories, code links, summaries or images is
 saved or deleted one row at a time. A tag's or a category's own save() moves
-its version. Writers in bulk (QuerySet.update(), bulk_create(), raw SQL),
+its version, and its papers' when what their items show of it (its name, its
+slug or code) changes. Writers in bulk (QuerySet.update(), bulk_create(), raw SQL),
 which send no model signals, call papers_changed() with the papers they
 changed; a paper inserted by SQL gets its version from the database.
 
@@ -20,8 +21,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Model
-from django.db.models.signals import m2m_changed, post_delete, post_save
+from django.db.models import Model, Q
+from django.db.models.signals import m2m_changed, post_delete, post_save, pre_save
 from django.utils import timezone
 
 from catalog.cache import bump_catalog_version
@@ -58,6 +59,33 @@ def _saved_or_deleted(sender: type[Model], instance: Model, **kwargs: Any) -> No
     catalog_changed()
 
 
+# What a paper's items and cards show of its tags and categories.
+SHOWN_OF: dict[type[Tag | Category], tuple[str, str]] = {
+    Tag: ("slug", "name"),
+    Category: ("code", "name"),
+}
+
+
+def _remember_shown(sender: type[Tag | Category], instance: Tag | Category, **kwargs: Any) -> None:
+    before = None
+    if not instance._state.adding:
+        before = sender.objects.filter(pk=instance.pk).values_list(*SHOWN_OF[sender]).first()
+    instance._shown_before = before  # type: ignore[union-attr]
+
+
+def _renamed(sender: type[Tag | Category], instance: Tag | Category, **kwargs: Any) -> None:
+    """A tag or category shown under another name: every paper showing it changed."""
+    before = getattr(instance, "_shown_before", None)
+    if before is None or before == tuple(getattr(instance, f) for f in SHOWN_OF[sender]):
+        return
+    shown_on = Q(tags=instance) if isinstance(instance, Tag) else Q(categories=instance)
+    if isinstance(instance, Category):
+        shown_on |= Q(primary_category=instance)
+    # One UPDATE, however many papers: renames are rare, and a tag may have thousands.
+    Paper.objects.filter(shown_on).update(changed_at=timezone.now())
+    catalog_changed()
+
+
 PartOfPaper = PaperAuthor | PaperTag | CodeLink | Summary | PaperImage
 
 
@@ -91,6 +119,9 @@ for name, signal in SIGNALS.items():
     for part in (PaperAuthor, PaperTag, CodeLink, Summary, PaperImage):
         uid = f"changes_{part.__name__}_{name}"
         signal.connect(_part_of_paper_changed, sender=part, dispatch_uid=uid)
+for shown in SHOWN_OF:
+    pre_save.connect(_remember_shown, sender=shown, dispatch_uid=f"shown_{shown.__name__}_before")
+    post_save.connect(_renamed, sender=shown, dispatch_uid=f"shown_{shown.__name__}_renamed")
 for through in (Paper.categories.through, Paper.tags.through):
     uid = f"changes_{through.__name__}_links"
     m2m_changed.connect(_links_changed, sender=through, dispatch_uid=uid)

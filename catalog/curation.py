@@ -21,8 +21,8 @@ from catalog.models import (
     PaperTag,
     Summary,
     Tag,
-    normalize_name,
 )
+from catalog.names import normalize_name
 from catalog.services import refresh_papers_authors
 from catalog.signals import authors_merged
 

@@ -22,7 +22,7 @@ from catalog.cache import canonical_query
 from catalog.filters import LIST_PARAMETERS
 from catalog.latex import latex_to_text
 from catalog.models import Paper
-from catalog.names import Name, parse_name
+from catalog.names import Name
 from catalog.selectors import filter_papers
 
 CHUNK_SIZE = 200
@@ -68,7 +68,7 @@ def ris_date(paper: Paper) -> str:
 def ris_entries(papers: Iterable[Paper]) -> Iterator[str]:
     for paper in papers:
         fields = [("TY", "JOUR" if paper.journal_ref else "UNPB"), ("TI", plain(paper.title))]
-        fields += [("AU", ris_name(parse_name(name))) for name in paper.author_list]
+        fields += [("AU", ris_name(name)) for name in paper.parsed_authors]
         if paper.published_at:
             fields.append(("PY", str(paper.published_at.year)))
             fields.append(("DA", ris_date(paper)))
@@ -110,7 +110,7 @@ def csl_item(paper: Paper, *, key: str) -> dict[str, Any]:
         "type": "article-journal" if paper.journal_ref else "article",
         # Titles and abstracts as text: CSL processors print what they are given.
         "title": plain(paper.title),
-        "author": [csl_name(parse_name(name)) for name in paper.author_list if name.strip()],
+        "author": [csl_name(name) for name in paper.parsed_authors],
     }
     if paper.published_at:
         parts = [paper.published_at.year, paper.published_at.month]
@@ -135,8 +135,8 @@ def scholarly_article(paper: Paper, *, url: str) -> dict[str, Any]:
     """The paper as schema.org's ScholarlyArticle, the JSON-LD search engines and
     scholarly crawlers read from its page."""
     authors = []
-    for name in paper.author_list:
-        parsed = parse_name(name)
+    listed = [name for name in paper.author_list if name.strip()]
+    for name, parsed in zip(listed, paper.parsed_authors, strict=True):
         if parsed.literal:
             authors.append({"@type": "Organization", "name": parsed.literal})
         else:

@@ -1,6 +1,5 @@
 import datetime
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,11 +14,12 @@ from django.db.models.sql import Query
 from django.db.models.sql.compiler import SQLCompiler
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.functional import Promise
+from django.utils.functional import Promise, cached_property
 from django.utils.text import slugify
 from django.utils.translation import gettext_lazy as _
 
 from catalog import arxiv_ids
+from catalog.names import Name, named_in_parts, normalize_name
 from catalog.taxonomy import validate_category_code
 
 
@@ -63,15 +63,6 @@ class Category(Versioned):
     @property
     def archive(self) -> str:
         return self.code.split(".")[0]
-
-
-def normalize_name(name: str) -> str:
-    """The key two spellings of one author share: case, spacing and accents
-    folded, so "José  García" and "jose garcia" are one author. Letters that
-    are not accented Latin ones (Hangul, Han) are kept whole."""
-    parts = unicodedata.normalize("NFKD", " ".join(name.split()))
-    unaccented = "".join(char for char in parts if not unicodedata.combining(char))
-    return unicodedata.normalize("NFC", unaccented).casefold()
 
 
 AUTHOR_SLUG_LENGTH = 320
@@ -273,6 +264,10 @@ class Paper(Versioned):
     # Each listed author's slug, in the same order, so that names link to
     # author pages without a query.
     author_slugs = models.JSONField(default=list, db_default=[], blank=True, editable=False)
+    # Each listed author's name in the parts its source gave, in the same order:
+    # [family, given, suffix], or [] where the source gave the name whole (the
+    # metadata snapshot and OAI-PMH give parts; the API and the listings do not).
+    author_parts = models.JSONField(default=list, db_default=[], blank=True, editable=False)
     primary_category = models.ForeignKey(
         Category, null=True, blank=True, on_delete=models.SET_NULL, related_name="primary_papers"
     )
@@ -409,6 +404,11 @@ class Paper(Versioned):
         slugs are not in step with the names (rows written before they were kept)."""
         slugs = self.author_slugs if len(self.author_slugs) == len(self.author_list) else []
         return [(name, slugs[i] if slugs else "") for i, name in enumerate(self.author_list)]
+
+    @cached_property
+    def parsed_authors(self) -> list[Name]:
+        """Each listed author's name in its parts (catalog.names.named_in_parts)."""
+        return named_in_parts(self.author_list, self.author_parts)
 
     @property
     def versioned_id(self) -> str:

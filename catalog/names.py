@@ -1,13 +1,18 @@
 """Authors' names split into their parts, as reference managers want them.
 
 arXiv lists names as written ("Jean-Pierre van der Berg", "John Smith Jr.",
-"ATLAS Collaboration"). nameparser finds the given names, the particles, the
-family name and the suffix of a person's name; a name that is a group's (a
-collaboration, a team, a single word such as "DeepSeek-AI") is kept whole, as
-a literal, so that no export abbreviates it to "Collaboration, A.".
+"ATLAS Collaboration"). Where the source gave a name in parts (the metadata
+snapshot's parsed names, OAI-PMH's keyname and forenames), those parts are kept
+(Paper.author_parts) and used as given; otherwise nameparser finds the given
+names, the particles, the family name and the suffix of a person's name. A name
+that is a group's (a collaboration, a team, a single word such as
+"DeepSeek-AI") is kept whole, as a literal, so that no export abbreviates it to
+"Collaboration, A.".
 """
 
 import re
+import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nameparser import HumanName
@@ -86,7 +91,54 @@ def parse_name(name: str) -> Name:
     return Name(given=given, particle=" ".join(particles), family=family, suffix=parsed.suffix)
 
 
-def family_name(name: str) -> str:
-    """The word a citation key starts with: the family name, or a group's first word."""
-    parsed = parse_name(name)
-    return parsed.family or (parsed.literal.split() or [""])[0]
+def from_parts(name: str, *, family: str, given: str, suffix: str) -> Name:
+    """A name as its source split it: the family name as given (lower-case words
+    leading it are its particles: "van der" Berg), the given names and suffix."""
+    if is_group(name):
+        return Name(literal=name)
+    family_words = family.split()
+    particles: list[str] = []
+    while len(family_words) > 1 and family_words[0].islower():
+        particles.append(family_words.pop(0))
+    return Name(
+        given=" ".join(given.split()),
+        particle=" ".join(particles),
+        family=" ".join(family_words),
+        suffix=" ".join(suffix.split()),
+    )
+
+
+def named_in_parts(names: Sequence[str], parts: Sequence[Sequence[str]]) -> list[Name]:
+    """Each name in its parts: as its source gave them where they are kept and
+    still spell the name (a curator may have renamed or merged the author since),
+    parsed otherwise."""
+    named = []
+    for position, name in enumerate(names):
+        if not name.strip():
+            continue
+        given = parts[position] if len(parts) == len(names) else ()
+        if len(given) == 3 and given[0].strip():
+            family, first, suffix = given
+            spelled = " ".join(part for part in (first, family, suffix) if part)
+            if normalize_name(spelled) == normalize_name(name):
+                named.append(from_parts(name, family=family, given=first, suffix=suffix))
+                continue
+        named.append(parse_name(name))
+    return named
+
+
+def normalize_name(name: str) -> str:
+    """The key two spellings of one author share: case, spacing and accents
+    folded, so "José  García" and "jose garcia" are one author. Letters that
+    are not accented Latin ones (Hangul, Han) are kept whole."""
+    parts = unicodedata.normalize("NFKD", " ".join(name.split()))
+    unaccented = "".join(char for char in parts if not unicodedata.combining(char))
+    return unicodedata.normalize("NFC", unaccented).casefold()
+
+
+def key_word(name: Name) -> str:
+    """The word a citation key starts with: the family name, or a group's first
+    word, in ASCII letters ("García Márquez" is "garciamarquez")."""
+    word = name.family or (name.literal.split() or [""])[0]
+    unaccented = unicodedata.normalize("NFKD", word).encode("ascii", "ignore").decode()
+    return re.sub(r"[^A-Za-z0-9]", "", unaccented).lower()

@@ -14,8 +14,8 @@ from catalog.models import (
     PaperTag,
     Summary,
     free_author_slugs,
-    normalize_name,
 )
+from catalog.names import normalize_name
 from catalog.taxonomy import category_name
 
 

@@ -18,6 +18,7 @@ from ingest.records import (
     Batch,
     Entry,
     MalformedEntry,
+    NameParts,
     Skipped,
     SourceUnreadable,
     build_record,
@@ -107,14 +108,10 @@ def record_from_oai(metadata: etree._Element) -> ArxivRecord:
     created = _day(text("created"))
     updated = _day(text("updated"))
     authors = [
-        " ".join(
-            part
-            for part in (
-                author.findtext(f"{ARXIV}forenames"),
-                author.findtext(f"{ARXIV}keyname"),
-                author.findtext(f"{ARXIV}suffix"),
-            )
-            if part
+        NameParts(
+            family=author.findtext(f"{ARXIV}keyname") or "",
+            given=author.findtext(f"{ARXIV}forenames") or "",
+            suffix=author.findtext(f"{ARXIV}suffix") or "",
         )
         for author in metadata.iterfind(f"{ARXIV}authors/{ARXIV}author")
     ]

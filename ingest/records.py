@@ -22,6 +22,16 @@ _latex = LatexNodes2Text()
 
 
 @dataclass(frozen=True)
+class NameParts:
+    """An author's name as a source splits it: family name (with its particles,
+    "van der Berg"), given names, suffix."""
+
+    family: str
+    given: str = ""
+    suffix: str = ""
+
+
+@dataclass(frozen=True)
 class ArxivRecord:
     arxiv_id: str  # without version: "2505.15034" or "hep-ex/0406020"
     version: int | None
@@ -39,6 +49,9 @@ class ArxivRecord:
     # Code links the record itself gives (found in abstract and comment), each
     # (url, "abstract"|"comment", "official"|"mentioned"): at most one official.
     code_urls: tuple[tuple[str, str, str], ...] = field(default=())
+    # Each author's name in parts, beside `authors`, where the source gave parts
+    # (None for a name it gave whole); empty when it gave none.
+    author_parts: tuple[NameParts | None, ...] = field(default=())
 
 
 @dataclass(frozen=True)
@@ -116,7 +129,7 @@ def build_record(
     version: int | None,
     title: str,
     abstract: str,
-    authors: Iterable[str],
+    authors: Iterable[str | NameParts],
     categories: Sequence[str],
     comment: str = "",
     journal_ref: str = "",
@@ -128,6 +141,7 @@ def build_record(
     """An ArxivRecord from raw arXiv metadata, with its text tidied and code links found.
 
     arxiv_id may carry a version ("2505.15034v2"), used when version is None.
+    An author given in parts is listed as "given family suffix", its parts kept.
     Raises MalformedEntry when the id, title or categories are missing or wrong.
     """
     parsed = arxiv_ids.split_version(arxiv_id or "")
@@ -150,12 +164,14 @@ def build_record(
             )
             for link in find_code_links(abstract=raw_abstract, comment=raw_comment)
         )
+    named = [named_author(author) for author in authors]
+    named = [(name, parts) for name, parts in named if name]
     return ArxivRecord(
         arxiv_id=parsed[0],
         version=version if version is not None else parsed[1],
         title=title,
         abstract=abstract,
-        authors=tuple(name for name in map(plain_name, authors) if name),
+        authors=tuple(name for name, _ in named),
         primary_category=categories[0],
         categories=categories,
         comment=comment,
@@ -165,7 +181,21 @@ def build_record(
         updated_at=_utc(updated_at),
         announced_at=_utc(announced_at),
         code_urls=code_urls,
+        author_parts=tuple(parts for _, parts in named) if any(parts for _, parts in named) else (),
     )
+
+
+def named_author(author: str | NameParts) -> tuple[str, NameParts | None]:
+    """The author's name as listed, and its parts when the source gave them."""
+    if isinstance(author, str):
+        return plain_name(author), None
+    parts = NameParts(
+        family=plain_name(author.family),
+        given=plain_name(author.given),
+        suffix=plain_name(author.suffix),
+    )
+    name = " ".join(part for part in (parts.given, parts.family, parts.suffix) if part)
+    return name, parts if parts.family else None
 
 
 def announced(record: ArxivRecord, *, at: datetime.datetime) -> ArxivRecord:

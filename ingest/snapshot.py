@@ -18,7 +18,14 @@ from typing import Any
 
 import orjson
 
-from ingest.records import ArxivRecord, Entry, MalformedEntry, Skipped, build_record
+from ingest.records import (
+    ArxivRecord,
+    Entry,
+    MalformedEntry,
+    NameParts,
+    Skipped,
+    build_record,
+)
 
 
 @dataclass(frozen=True)
@@ -99,16 +106,16 @@ def _versions(raw: Any) -> Iterator[tuple[int, datetime.datetime]]:
         yield number, created.astimezone(datetime.UTC)
 
 
-def _authors(entry: dict[str, Any]) -> list[str]:
+def _authors(entry: dict[str, Any]) -> list[str] | list[NameParts]:
     parsed = entry.get("authors_parsed")
     if isinstance(parsed, list) and parsed:
         return [_parsed_name(parts) for parts in parsed]
     return re.split(r",|\band\b", _text(entry, "authors"))
 
 
-def _parsed_name(parts: object) -> str:
-    """ "First Last Suffix" from the snapshot's [last, first, suffix]."""
+def _parsed_name(parts: object) -> NameParts:
+    """The snapshot's [last, first, suffix], kept in its parts."""
     if not isinstance(parts, list) or not all(isinstance(part, str) for part in parts):
         raise MalformedEntry(f"unreadable author {parts!r}")
     last, first, suffix = (*parts, "", "", "")[:3]
-    return " ".join(part for part in (first, last, suffix) if part)
+    return NameParts(family=last, given=first, suffix=suffix)

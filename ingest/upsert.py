@@ -33,11 +33,11 @@ from catalog.models import (
     PaperTag,
     Tag,
     free_author_slugs,
-    normalize_name,
     title_key,
 )
+from catalog.names import normalize_name
 from catalog.services import upsert_categories
-from ingest.records import ArxivRecord
+from ingest.records import ArxivRecord, NameParts
 
 if TYPE_CHECKING:
     # A model's concrete field; Field is generic in the stubs alone, not at run time.
@@ -51,6 +51,7 @@ ARXIV_FIELDS = (
     "author_names",
     "author_list",
     "author_slugs",
+    "author_parts",
     "primary_category_id",
     "comment",
     "journal_ref",
@@ -428,9 +429,22 @@ def _plan(
     categories: dict[str, Category],
     links: dict[int, list[CodeLink]],
 ) -> _Planned:
-    ordered_authors = list(
-        {authors[name][0]: authors[name] for name in record.authors if name in authors}.values()
-    )
+    # Each author once, with the parts of the name first naming them.
+    parts_of = dict(zip(record.authors, record.author_parts, strict=False))
+    credited: dict[int, tuple[CreditedAuthor, NameParts | None]] = {}
+    for name in record.authors:
+        if name in authors:
+            credited.setdefault(authors[name][0], (authors[name], parts_of.get(name)))
+    ordered_authors = [author for author, _ in credited.values()]
+    author_list = [name for _, name, _ in ordered_authors]
+    author_parts = [
+        [parts.family, parts.given, parts.suffix] if parts else [] for _, parts in credited.values()
+    ]
+    if not record.author_parts and paper is not None and paper.author_list == author_list:
+        # A source that gives names whole keeps the parts another gave them.
+        author_parts = paper.author_parts
+    elif not record.author_parts:
+        author_parts = []
     category_ids = {
         categories[code].pk for code in (record.primary_category, *record.categories) if code
     }
@@ -444,8 +458,9 @@ def _plan(
         "title_key": title_key,
         "abstract": record.abstract,
         "author_names": ", ".join(name for _, name, _ in ordered_authors),
-        "author_list": [name for _, name, _ in ordered_authors],
+        "author_list": author_list,
         "author_slugs": [slug for _, _, slug in ordered_authors],
+        "author_parts": author_parts,
         "primary_category_id": categories[record.primary_category].pk
         if record.primary_category
         else None,

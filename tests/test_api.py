@@ -375,6 +375,34 @@ def test_the_openapi_schema_is_valid_and_names_every_filter(client):
     }
 
 
+def test_the_openapi_schema_describes_every_parameter_and_status_with_examples(client):
+    schema = client.get("/api/v1/openapi.json").json()
+    assert schema["components"]["securitySchemes"]["ReaderToken"]["description"]
+
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            where = f"{method.upper()} {path}"
+            for parameter in operation.get("parameters", []):
+                described = parameter.get("description") or parameter["schema"].get("description")
+                assert described and "example" in parameter, (where, parameter["name"])
+            statuses = set(operation["responses"])
+            assert {"400", "401", "414", "429", "503"} <= statuses, where
+            assert "304" in statuses or method != "get", where
+            for status, answer in operation["responses"].items():
+                if int(status) >= 400:
+                    content = answer["content"]["application/problem+json"]
+                    assert content["example"]["status"] == int(status), (where, status)
+                    assert "RateLimit" in answer["headers"], (where, status)
+            assert operation["responses"]["503"]["headers"]["Retry-After"]
+            # The public operations take a token or none; the reader's need one.
+            if path.startswith("/api/v1/me/") or method != "get":
+                assert operation["security"] == [{"ReaderToken": []}], where
+            else:
+                assert operation["security"] == [{}, {"ReaderToken": []}], where
+    dump = schema["paths"]["/api/v1/dump/papers.jsonl.gz"]["get"]["responses"]["200"]
+    assert "application/gzip" in dump["content"]
+
+
 def test_the_list_parameters_are_the_list_filters(client):
     schema = client.get("/api/v1/openapi.json").json()
 
@@ -657,6 +685,17 @@ def test_every_counted_answer_says_where_its_client_stands(client, catalog, limi
     assert refused_token.status_code == 401 and refused_token["RateLimit"].startswith(
         '"address";r=2'
     )
+    # Answers no route counted say where the address stands, without counting.
+    elsewhere = {"REMOTE_ADDR": "198.51.100.10"}
+    client.get("/api/v1/tags", **elsewhere)
+    for uncounted in (
+        client.get("/api/v1/nothing-here", **elsewhere),
+        client.delete("/api/v1/tags", **elsewhere),
+        client.options("/api/v1/tags", **elsewhere),
+    ):
+        assert uncounted["RateLimit-Policy"] == '"address";q=3;w=60'
+        assert uncounted["RateLimit"].startswith('"address";r=2;t=')
+    assert client.options("/api/v1/tags", **elsewhere).get("Content-Type") is None
 
 
 def test_one_paper_is_dated_by_its_last_change(client, catalog):

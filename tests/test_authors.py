@@ -12,7 +12,8 @@ from django.utils import timezone
 
 from accounts import services as account_services
 from accounts.models import Profile, Subscription
-from catalog.models import Author, CurationEvent, Paper, PaperAuthor, normalize_name
+from catalog.models import Author, CurationEvent, Paper, PaperAuthor
+from catalog.names import normalize_name
 from catalog.services import set_authors, upsert_authors
 from ingest.upsert import upsert_records
 from tests.accounts_factories import SubscriptionFactory, UserFactory

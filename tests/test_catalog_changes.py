@@ -127,7 +127,7 @@ def test_a_merged_listing_moves_the_paper_it_joins(papers, django_capture_on_com
     assert Paper.objects.get(pk=listing.pk).merged_into == paper
 
 
-def test_a_tag_or_category_moves_its_own_version_and_no_papers(
+def test_a_tag_or_category_edit_moves_its_own_version_and_no_papers(
     papers, django_capture_on_commit_callbacks
 ):
     tag, category = papers["tag"], papers["changed"].primary_category
@@ -136,9 +136,8 @@ def test_a_tag_or_category_moves_its_own_version_and_no_papers(
     catalog = catalog_cache.catalog_version()
 
     with django_capture_on_commit_callbacks(execute=True):
-        tag.name = "Autonomous agents"
-        tag.save(update_fields=["name"])
-        category.name = "Computation and Language"
+        tag.description = "Systems that act."
+        tag.save(update_fields=["description"])
         category.save()
 
     tag.refresh_from_db()
@@ -146,6 +145,31 @@ def test_a_tag_or_category_moves_its_own_version_and_no_papers(
     assert tag.changed_at > tag_version and category.changed_at > category_version
     assert dict(Paper.objects.values_list("pk", "changed_at")) == versions
     assert catalog_cache.catalog_version() > catalog
+
+
+def test_a_renamed_tag_or_category_moves_the_papers_showing_it(
+    papers, django_capture_on_commit_callbacks
+):
+    """Items and cards show a tag's and a category's name: a client keeping a
+    copy (updated_since, /changes) must hear of each of its papers."""
+    tag, changed, other = papers["tag"], papers["changed"], papers["other"]
+    untagged = PaperFactory(primary_category=CategoryFactory(code="math.GT"))
+    versions = dict(Paper.objects.values_list("pk", "changed_at"))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        tag.name = "Autonomous agents"
+        tag.save(update_fields=["name"])
+    moved = dict(Paper.objects.values_list("pk", "changed_at"))
+    assert moved[changed.pk] > versions[changed.pk] and moved[other.pk] > versions[other.pk]
+    assert moved[untagged.pk] == versions[untagged.pk]
+
+    category = untagged.primary_category
+    with django_capture_on_commit_callbacks(execute=True):
+        category.name = "Geometric Topology, renamed"
+        category.save()
+    again = dict(Paper.objects.values_list("pk", "changed_at"))
+    assert again[untagged.pk] > moved[untagged.pk]
+    assert again[changed.pk] == moved[changed.pk]
 
 
 def test_what_no_version_covers_freshens_the_cache_alone(

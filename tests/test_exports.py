@@ -2,6 +2,7 @@
 parser: BibTeX, RIS and CSL-JSON of any list, streamed, at most EXPORT_MAX_PAPERS."""
 
 import datetime
+import io
 import json
 import subprocess
 
@@ -18,6 +19,7 @@ from citeproc import (
     formatter,
 )
 from citeproc.source.json import CiteProcJSON
+from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -325,6 +327,70 @@ def test_csl_json_cites_a_preprint_as_a_csl_processor_expects(client, awkward):
     rendered = "\n".join(str(line) for line in bibliography.bibliography())
     assert "Article 2503" not in rendered
     assert "Smith, J., Jr" in rendered or "Smith, J. Jr" in rendered, rendered
+
+
+def snapshot_line(arxiv_id: str, authors_parsed: list[list[str]]) -> str:
+    names = ", ".join(" ".join(part for part in (g, f, s) if part) for f, g, s in authors_parsed)
+    return json.dumps(
+        {
+            "id": arxiv_id,
+            "authors": names,
+            "title": "Names in parts",
+            "abstract": "Names as the snapshot parsed them.",
+            "categories": "cs.CL",
+            "versions": [{"version": "v1", "created": "Mon, 3 Mar 2025 10:00:00 GMT"}],
+            "authors_parsed": authors_parsed,
+        }
+    )
+
+
+def test_names_the_source_gave_in_parts_are_exported_in_those_parts(client, tmp_path):
+    """The snapshot's parsed names are kept: a family name of two words is not
+    split into a middle and a family name, as parsing "Gabriel García Márquez"
+    would split it; a name a curator later changed is parsed again."""
+    snapshot = tmp_path / "snapshot.jsonl"
+    parsed = [
+        ["García Márquez", "Gabriel", ""],
+        ["de la Cruz", "María", ""],
+        ["Smith", "John", "Jr"],
+    ]
+    collaboration = [["ATLAS Collaboration", "", ""], ["Nguyen Van", "Anh", ""]]
+    snapshot.write_text(
+        snapshot_line("2503.10001", parsed) + "\n" + snapshot_line("2503.10002", collaboration)
+    )
+    call_command("import_arxiv_snapshot", str(snapshot), stdout=io.StringIO(), verbosity=0)
+
+    bib = pybtex.database.parse_string(body(client.get("/export.bib")), "bibtex")
+    marquez, cruz, smith = bib.entries["garciamarquez2025names"].persons["author"]
+    assert (marquez.last_names, marquez.first_names) == (["{García Márquez}"], ["Gabriel"])
+    assert (cruz.prelast_names, cruz.last_names, cruz.first_names) == (
+        ["de", "la"],
+        ["Cruz"],
+        ["María"],
+    )
+    assert (smith.last_names, smith.lineage_names) == (["Smith"], ["Jr"])
+    atlas, nguyen = bib.entries["atlas2025names"].persons["author"]
+    assert atlas.last_names == ["{ATLAS Collaboration}"] and not atlas.first_names
+    assert (nguyen.last_names, nguyen.first_names) == (["{Nguyen Van}"], ["Anh"])
+
+    ris = {e["accession_number"]: e for e in rispy.loads(body(client.get("/export.ris")))}
+    assert ris["arXiv:2503.10001"]["authors"] == [
+        "García Márquez, Gabriel",
+        "de la Cruz, María",
+        "Smith, John, Jr",
+    ]
+    csl = {item["id"]: item for item in json.loads(body(client.get("/export.csl.json")))}
+    assert csl["2503.10002"]["author"] == [
+        {"literal": "ATLAS Collaboration"},
+        {"family": "Nguyen Van", "given": "Anh"},
+    ]
+
+    # A curator renames the first author: the parts no longer spell the name.
+    paper = Paper.objects.get(arxiv_id="2503.10001")
+    paper.author_list = ["G. G. Márquez", *paper.author_list[1:]]
+    paper.save()
+    assert paper.parsed_authors[0].family == "Márquez"
+    assert paper.parsed_authors[1].family == "Cruz"
 
 
 def test_the_paper_page_cites_arxivs_doi(client, awkward):

@@ -168,5 +168,18 @@ def test_the_same_paper_from_every_reader_is_stored_once(
     first, *others = [read(fake_arxiv, oai_server, tmp_path) for read in READERS.values()]
 
     assert first.created == 1
-    assert [(run.created, run.updated, run.unchanged) for run in others] == [(0, 0, 1)] * 2
+    # The API gives names whole; OAI-PMH gives them in parts, which are kept, and
+    # the snapshot the same parts again.
+    assert [(run.created, run.updated, run.unchanged) for run in others] == [(0, 1, 0), (0, 0, 1)]
     assert Paper.objects.count() == 1
+    assert Paper.objects.get().author_parts == [["Schmidt", "André", ""], ["Zhang", "Li", ""]]
+
+
+def test_a_reader_giving_names_whole_keeps_the_parts_another_gave(
+    fake_arxiv, oai_server, tmp_path, tool_rule
+):
+    by_snapshot(fake_arxiv, oai_server, tmp_path)
+    again = by_api(fake_arxiv, oai_server, tmp_path)
+
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 1)
+    assert Paper.objects.get().author_parts == [["Schmidt", "André", ""], ["Zhang", "Li", ""]]

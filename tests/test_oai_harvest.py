@@ -80,6 +80,12 @@ def test_harvested_metadata_is_stored_tidied(oai_server):
         "RL Tango: Reinforcing Generator and Verifier Together for Language Reasoning"
     )
     assert tango.author_names == "Wei Chen, José Müller Jr, Li Zhang"
+    # Names in the parts the format gives them (keyname, forenames, suffix).
+    assert tango.author_parts == [
+        ["Chen", "Wei", ""],
+        ["Müller", "José", "Jr"],
+        ["Zhang", "Li", ""],
+    ]
     assert tango.abstract.startswith("Reinforcement learning (RL) has recently emerged as a")
     assert tango.version == 1
     assert tango.published_at == datetime.datetime(2025, 5, 21, tzinfo=UTC)

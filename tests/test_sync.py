@@ -15,11 +15,11 @@ from django.core.management import call_command
 from django.db import connection, connections, transaction
 from django.utils import timezone
 
-from accounts.services import create_api_token
+from accounts.services import create_api_token, upvote
 from catalog.models import Paper, PaperChange
 from catalog.sync import prune, seal
 from tests.accounts_factories import UserFactory
-from tests.factories import PaperFactory, TagFactory
+from tests.factories import CategoryFactory, PaperFactory, TagFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -56,14 +56,23 @@ def apply(copy, entries):
             copy[entry["id"]] = entry["paper"]
 
 
-def curate(*, hidden, edited):
-    """Curators' day: one paper hidden, one retitled and tagged, two new ones."""
+def curate(*, hidden, edited, untouched):
+    """Curators' day: one paper hidden, one retitled and tagged, two new ones;
+    the tag and the category of a paper left alone renamed, and a reader's
+    upvote on it."""
     hidden.is_visible = False
     hidden.save()
     edited.tags.add(TagFactory())
     edited.title = "A new title"
     edited.save()
     PaperFactory.create_batch(2)
+    tag, category = untouched.tags.get(), untouched.primary_category
+    tag.name = "Renamed tag"
+    tag.save()
+    category.name = "Renamed category"
+    category.save()
+    voter = UserFactory(date_joined=timezone.now() - datetime.timedelta(days=2))
+    upvote(user=voter, paper=untouched)
 
 
 def listed(client):
@@ -202,18 +211,23 @@ def test_a_token_not_given_out_is_refused(client, token):
 
 
 def test_a_client_following_the_feed_ends_with_the_catalog(client):
-    """The copy a client keeps from the feed, through edits, hides and new papers."""
-    hidden, edited, _ = PaperFactory.create_batch(3)
+    """The copy a client keeps from the feed, through edits, hides, renames,
+    votes and new papers."""
+    hidden, edited = PaperFactory.create_batch(2)
+    untouched = PaperFactory(tags=[TagFactory()], primary_category=CategoryFactory(code="math.GT"))
     copy: dict[int, dict] = {}
     entries, token = follow(client)
     apply(copy, entries)
     assert copy == listed(client)
 
-    curate(hidden=hidden, edited=edited)
+    curate(hidden=hidden, edited=edited, untouched=untouched)
     entries, token = follow(client, token)
     apply(copy, entries)
     assert copy == listed(client)
     assert len(copy) == 4
+    assert copy[untouched.pk]["tags"][0]["name"] == "Renamed tag"
+    assert copy[untouched.pk]["primary_category"]["name"] == "Renamed category"
+    assert copy[untouched.pk]["upvotes"] == 1
 
 
 @pytest.mark.django_db(transaction=True)
@@ -275,12 +289,13 @@ def test_a_client_loading_the_dump_then_following_changes_ends_with_a_fresh_dump
 ):
     settings.DUMP_DIR = tmp_path
     settings.SITE_ROOT = "http://testserver"
-    hidden, edited, _ = PaperFactory.create_batch(3)
+    hidden, edited = PaperFactory.create_batch(2)
+    untouched = PaperFactory(tags=[TagFactory()], primary_category=CategoryFactory(code="math.GT"))
     call_command("dump_catalog", stdout=io.StringIO())
     copy, token = read_dump(client)
     assert copy == listed(client)
 
-    curate(hidden=hidden, edited=edited)
+    curate(hidden=hidden, edited=edited, untouched=untouched)
     entries, _ = follow(client, token)
     apply(copy, entries)
 
@@ -288,6 +303,7 @@ def test_a_client_loading_the_dump_then_following_changes_ends_with_a_fresh_dump
     fresh, _ = read_dump(client)
     assert copy == fresh
     assert len(fresh) == 4 and fresh[edited.pk]["title"] == "A new title"
+    assert fresh[untouched.pk]["upvotes"] == 1
     assert len(list(tmp_path.glob("papers-*.jsonl.gz"))) <= 2
 
 

@@ -7,7 +7,8 @@ from typing import Any
 from django.db import migrations
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 
-from catalog.models import author_slug_base, normalize_name
+from catalog.models import author_slug_base
+from catalog.names import normalize_name
 
 BATCH = 2000
 
