@@ -107,9 +107,11 @@ test: lint $(CHROMIUM) $(NGINX) $(WRK) $(PDFLATEX) $(PGBOUNCER)
 	$(PYTEST) -m "not long" --durations=25
 	# The embedded default: the demo must also come up on a bare SQLite file,
 	# search there must find and mark what it does on PostgreSQL, its triggers keep
-	# counts and the change log, and writes move the rows' versions.
+	# counts and the change log, writes move the rows' versions, and a search of
+	# the full texts finds and marks the passages it does on PostgreSQL.
 	DATABASE_URL=sqlite:///$(CURDIR)/.smoke.sqlite3 $(BIN)/pytest tests/test_demo_smoke.py tests/test_search.py \
-	  tests/test_search_results.py tests/test_paper_counts.py tests/test_catalog_changes.py tests/test_sync.py
+	  tests/test_search_results.py tests/test_paper_counts.py tests/test_catalog_changes.py tests/test_sync.py \
+	  tests/test_fulltext_search.py
 	rm -f .smoke.sqlite3
 
 format: $(VENV)/.installed
