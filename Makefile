@@ -13,7 +13,8 @@ export DEBUG ?= 1
 export SITE_ROOT ?= http://$(if $(filter 0.0.0.0,$(HOST)),127.0.0.1,$(HOST)):$(PORT)
 
 .PHONY: run test check lint format lock migrate demo worker beat clean bench-import bench profile
-.PHONY: bench-freshness bench-code-links bench-similar bench-search bench-discovery api-fuzz fuzz
+.PHONY: bench-freshness bench-code-links bench-similar bench-search bench-discovery bench-fulltext
+.PHONY: api-fuzz fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -151,6 +152,13 @@ bench-similar: $(VENV)/.installed
 bench-search: $(VENV)/.installed
 	$(BIN)/python -m bench.search_quality --show
 	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/python -m bench.search_quality --postgres
+
+# Search inside papers at FULLTEXTS synthetic stored full texts, in a scratch
+# database: build time, storage, index size and the full-text search's p95
+# (see BENCHMARKS.md; about 20 minutes at 100,000).
+FULLTEXTS ?= 100000
+bench-fulltext: $(VENV)/.installed
+	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/python -m bench.fulltext --papers $(FULLTEXTS)
 
 # Neighbours of N synthetic paper vectors (time, peak memory, recall) and the
 # nightly For-you ranking for READERS readers (see BENCHMARKS.md).

@@ -58,6 +58,7 @@ from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
 from catalog.models import FullTextSection, Paper
+from catalog.pagination import estimated_count
 
 # PostgreSQL's English stop words (tsearch_data/english.stop): it drops them from
 # queries, so a search for "the agents" must not require "the" here either.
@@ -107,6 +108,11 @@ def parse_web_search(text: str) -> list[list[Term]]:
             alternatives[-1].append(Term(words, excluded))
     return [terms for terms in alternatives if terms]
 
+
+# Up to this many matching sections (the planner's estimate) a search of the
+# full texts finds them all from their index; past it, it asks each paper
+# (_in_sections). Measured by bench/fulltext.py at 100,000 full texts.
+FEW_SECTION_MATCHES = 20_000
 
 # How many papers nearest in meaning a search brings, and how much their cosine
 # weighs beside the squashed lexical rank (measured on the judged queries).
@@ -162,7 +168,7 @@ def search(
     else:
         matches, rank = _sqlite_matches(text)
     if fulltext:
-        matches |= Q(Exists(matching_sections(papers.db, text).filter(paper=OuterRef("pk"))))
+        matches |= _in_sections(papers.db, text)
     if not near:
         return papers.filter(matches).annotate(rank=rank)
     related = Q(pk__in=[pk for pk, _ in near]) & ~_excluded(papers, text)
@@ -204,6 +210,21 @@ def matching_sections(alias: str, text: str) -> QuerySet[FullTextSection]:
         return sections.filter(search_document=query)
     matches, _ = _fts5_condition(text, table=SECTION_FTS)
     return sections.filter(matches)
+
+
+def _in_sections(alias: str, text: str) -> Q:
+    """The papers one of whose sections matches. Few matching sections (the
+    planner's estimate) are found once from the GIN index and held as a hash
+    of their papers; many are asked paper by paper as a list walks its papers,
+    the first section read mostly holding a common word. Either way round the
+    other costs far more: reading every section of a common word, or each
+    candidate's sections in turn for a rare one."""
+    sections = matching_sections(alias, text)
+    if connections[alias].vendor == "postgresql" and (
+        estimated_count(sections.values("pk")) > FEW_SECTION_MATCHES
+    ):
+        return Q(Exists(sections.filter(paper=OuterRef("pk"))))
+    return Q(pk__in=sections.values("paper_id"))
 
 
 def section_rank(alias: str, text: str) -> Func | Value:
