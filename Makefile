@@ -13,7 +13,8 @@ export DEBUG ?= 1
 export SITE_ROOT ?= http://$(if $(filter 0.0.0.0,$(HOST)),127.0.0.1,$(HOST)):$(PORT)
 
 .PHONY: run test check lint format lock migrate demo worker beat clean bench-import bench profile
-.PHONY: bench-freshness bench-code-links bench-similar bench-search bench-discovery api-fuzz fuzz
+.PHONY: bench-freshness bench-code-links bench-similar bench-search bench-discovery bench-fulltext
+.PHONY: api-fuzz fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -108,9 +109,11 @@ test: lint $(CHROMIUM) $(NGINX) $(WRK) $(PDFLATEX) $(PGBOUNCER)
 	$(PYTEST) -m "not long" --durations=25
 	# The embedded default: the demo must also come up on a bare SQLite file,
 	# search there must find and mark what it does on PostgreSQL, its triggers keep
-	# counts and the change log, and writes move the rows' versions.
+	# counts and the change log, writes move the rows' versions, and a search of
+	# the full texts finds and marks the passages it does on PostgreSQL.
 	DATABASE_URL=sqlite:///$(CURDIR)/.smoke.sqlite3 $(BIN)/pytest tests/test_demo_smoke.py tests/test_search.py \
-	  tests/test_search_results.py tests/test_paper_counts.py tests/test_catalog_changes.py tests/test_sync.py
+	  tests/test_search_results.py tests/test_paper_counts.py tests/test_catalog_changes.py tests/test_sync.py \
+	  tests/test_fulltext_search.py
 	rm -f .smoke.sqlite3
 
 format: $(VENV)/.installed
@@ -150,6 +153,13 @@ bench-similar: $(VENV)/.installed
 bench-search: $(VENV)/.installed
 	$(BIN)/python -m bench.search_quality --show
 	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/python -m bench.search_quality --postgres
+
+# Search inside papers at FULLTEXTS synthetic stored full texts, in a scratch
+# database: build time, storage, index size and the full-text search's p95
+# (see BENCHMARKS.md; about 20 minutes at 100,000).
+FULLTEXTS ?= 100000
+bench-fulltext: $(VENV)/.installed
+	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/python -m bench.fulltext --papers $(FULLTEXTS)
 
 # Neighbours of N synthetic paper vectors (time, peak memory, recall) and the
 # nightly For-you ranking for READERS readers (see BENCHMARKS.md).

@@ -115,11 +115,12 @@ def list_answer(
     links = page_links(request, page)
     if links:
         response["Link"] = links
+    items = [serializers.paper_item(request, paper) for paper in page.rows]
+    if page.passages is not None:
+        for item in items:
+            item["passage"] = serializers.passage_item(request, page.passages.get(item["id"]))
     return {
-        "items": [
-            serializers.only_fields(serializers.paper_item(request, paper), chosen)
-            for paper in page.rows
-        ],
+        "items": [serializers.only_fields(item, chosen) for item in items],
         "total": page.total,
         "total_is_estimate": page.total_is_estimate,
         "next_cursor": page.next_cursor,

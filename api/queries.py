@@ -16,6 +16,7 @@ from catalog.cache import canonical_query
 from catalog.filters import LIST_PARAMETERS, PaperFilter
 from catalog.models import Category, Paper
 from catalog.pagination import EXACT_COUNT_LIMIT, RowCount, estimated_count
+from catalog.passages import Passage, passages
 from catalog.selectors import filter_papers, paper_for_page, with_list_related
 
 if TYPE_CHECKING:
@@ -49,6 +50,9 @@ class ListPage:
     # matches: that number, and whether the search matched as many (or more).
     ranked_of: int | None
     capped: bool
+    # A search of the full texts: each row's passage (catalog.passages), by paper
+    # id; None for any other list.
+    passages: "dict[int, Passage] | None" = None
 
 
 def paper_page(
@@ -100,7 +104,10 @@ def paper_page(
         else:
             capped = _counted(listed, up_to=count_limit).count()
         total, estimated = _total(listed, capped=capped, up_to=count_limit)
+    searched = paper_filter.form.cleaned_data.get("q", "").strip()
+    found = passages(page.rows, searched) if searched and paper_filter.in_fulltext else None
     return ListPage(
+        passages=found,
         rows=page.rows,
         next_cursor=page.next_cursor,
         previous_cursor=page.previous_cursor,

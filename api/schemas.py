@@ -15,7 +15,10 @@ from catalog.filters import PaperFilter
 # What each parameter of the list's filter (catalog.filters.PaperFilter) means,
 # for the schema; its names, choices and checks are the filter's.
 LIST_PARAMETER_DESCRIPTIONS = {
-    "q": "Words in the title, authors or abstract; quoted phrases, -word, OR.",
+    "q": "Words in the title, authors or abstract (and with in=fulltext, in one section of"
+    " the stored full text); quoted phrases, -word, OR.",
+    "in": "fulltext: `q` searches the papers' stored full texts too, and each item found"
+    " there carries its `passage`.",
     "tag": "Tag slugs; a paper must carry every one.",
     "category": "Category codes; a paper may be in any one.",
     "period": "Listed within the last day, week, month or year.",
@@ -150,6 +153,20 @@ class CategoryRef(Schema):
     name: str
 
 
+class PassageOut(Schema):
+    """Where a paper's full text holds a search's words (`in=fulltext`)."""
+
+    section: str = Field(description="The section's heading (empty for a PDF's page).")
+    section_number: int = Field(description="The section's place in the text, from 1.")
+    paragraph_number: int = Field(description="The paragraph's place in its section, from 1.")
+    text: str = Field(description="The whole paragraph as stored, math as TeX between $ signs.")
+    html: str = Field(
+        description="The paragraph around the words, each in <mark>, math as"
+        ' <span class="math">TeX</span>, an ellipsis where cut; escaped.'
+    )
+    url: str = Field(description="The paper's Read view at the paragraph.")
+
+
 class PaperItem(Schema):
     id: int = Field(description="The paper's stable id here; papers without an arXiv id have one.")
     arxiv_id: str | None
@@ -174,6 +191,12 @@ class PaperItem(Schema):
     upvotes: int = Field(
         description="Readers' upvotes that count: from accounts at least a day old with a"
         " confirmed address."
+    )
+    passage: PassageOut | None = Field(
+        None,
+        description="With `q` and `in=fulltext`: the paragraph of the paper's stored text"
+        " holding the words (null for a paper found by its title, authors or abstract"
+        " alone). Left out of other lists.",
     )
 
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 from django.http import HttpRequest
 
 from catalog.models import Category, Paper, Summary
+from catalog.passages import Passage
 from catalog.selectors import SimilarEntry, page_categories, summaries_by_language
 
 if TYPE_CHECKING:
@@ -43,6 +44,20 @@ def paper_item(
         "pdf_url": paper.pdf_url or None,
         "official_code_url": getattr(paper, "official_code_url", None),
         "upvotes": paper.upvote_count,
+    }
+
+
+def passage_item(request: HttpRequest, passage: Passage | None) -> dict[str, Any] | None:
+    """Where a full-text search found the paper's text, as an item's `passage`."""
+    if passage is None:
+        return None
+    return {
+        "section": passage.heading,
+        "section_number": passage.section_number,
+        "paragraph_number": passage.paragraph_number,
+        "text": passage.paragraph,
+        "html": str(passage.html),
+        "url": request.build_absolute_uri(passage.url),
     }
 
 

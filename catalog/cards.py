@@ -23,6 +23,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from catalog.models import Paper
 from catalog.page_cache import ReaderParts, comment_link, slot
+from catalog.passages import Passage
 from catalog.trending import WINDOWS
 from core.fragments import Fragments, digest, template_digest
 
@@ -31,9 +32,11 @@ CARD_TEMPLATE = "catalog/_paper_card.html"
 _cards = Fragments("PAPER_CARD_CACHE_SIZE")
 
 
-def card_key(paper: Paper, *, thumbnails: bool, trending_window: str | None) -> bytes:
+def card_key(
+    paper: Paper, *, thumbnails: bool, trending_window: str | None, passage: Passage | None = None
+) -> bytes:
     """What changes the shared card: the versions of the rows it shows, the
-    list's options (thumbnails, a search's marks, and whether this paper wears
+    list's options (thumbnails, a search's marks and passage, and whether this paper wears
     the trending badge, a score the periodic refresh rewrites without moving
     versions), the language and time zone, and the template."""
     category = paper.primary_category
@@ -46,6 +49,7 @@ def card_key(paper: Paper, *, thumbnails: bool, trending_window: str | None) -> 
         # A search's marks depend on the query, not on the rows (catalog.selectors.for_cards).
         getattr(paper, "title_marked", None),
         getattr(paper, "abstract_marked", None),
+        passage,
         # Whether it came for its meaning alone (catalog.search): its card says so.
         bool(getattr(paper, "closeness", 0)) and not getattr(paper, "word_match", True),
         trending_window in WINDOWS and bool(getattr(paper, WINDOWS[trending_window].column)),
@@ -55,10 +59,18 @@ def card_key(paper: Paper, *, thumbnails: bool, trending_window: str | None) -> 
     )
 
 
-def shared_card(paper: Paper, *, thumbnails: bool, trending_window: str | None) -> str:
-    """The card as every reader sees it, with their slots still open."""
-    key = card_key(paper, thumbnails=thumbnails, trending_window=trending_window)
-    context = {"paper": paper, "list_thumbnails": thumbnails, "trending_window": trending_window}
+def shared_card(
+    paper: Paper, *, thumbnails: bool, trending_window: str | None, passage: Passage | None = None
+) -> str:
+    """The card as every reader sees it, with their slots still open; passage:
+    where a full-text search found the paper's text (catalog.passages)."""
+    key = card_key(paper, thumbnails=thumbnails, trending_window=trending_window, passage=passage)
+    context = {
+        "paper": paper,
+        "list_thumbnails": thumbnails,
+        "trending_window": trending_window,
+        "passage": passage,
+    }
     return _cards.get_or_render(key, lambda: get_template(CARD_TEMPLATE).render(context))
 
 
@@ -78,9 +90,12 @@ def paper_card(
     marks_new: bool,
     for_you: bool,
     parts: ReaderParts,
+    passage: Passage | None = None,
 ) -> SafeString:
     """The card for this reader: the shared HTML with their slots filled."""
-    html = shared_card(paper, thumbnails=thumbnails, trending_window=trending_window)
+    html = shared_card(
+        paper, thumbnails=thumbnails, trending_window=trending_window, passage=passage
+    )
     badge = ""
     if marks_new and getattr(paper, "is_new", False):
         badge = format_html(

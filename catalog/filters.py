@@ -245,6 +245,12 @@ class PaperFilter(django_filters.FilterSet):
         return str(self.data.get("q", "")).strip() if self.is_bound else ""
 
     @property
+    def in_fulltext(self) -> bool:
+        """Whether the search reads the papers' stored full texts too (`in=fulltext`)."""
+        self.form.errors  # noqa: B018 - validates the form, filling cleaned_data
+        return bool(self.form.cleaned_data.get("in") == "fulltext")
+
+    @property
     def sorted_by(self) -> str:
         """The order the list is in: the one chosen if valid, else the default."""
         self.form.errors  # noqa: B018 - validates the form, filling cleaned_data
@@ -298,7 +304,7 @@ class PaperFilter(django_filters.FilterSet):
         # Sorted by relevance, the papers nearest in meaning come too: in another
         # order they would stand among the matches with nothing to say why.
         self.near = papers_near_query(value) if self.sorted_by == "relevance" else []
-        return search(queryset, value, near=self.near)
+        return search(queryset, value, near=self.near, fulltext=self.in_fulltext)
 
     def filter_noop(self, queryset: PaperQuerySet, name: str, value: str) -> PaperQuerySet:
         return queryset
@@ -346,7 +352,7 @@ class PaperFilter(django_filters.FilterSet):
         for category in cleaned.get("category") or []:
             shown = f"{category.code} {category.name}" if category.name else category.code
             chips.append(("category", shown, without("category", category.code)))
-        for name in ("period", "has_code"):
+        for name in ("period", "has_code", "in"):
             if cleaned.get(name):
                 label = self.choice_labels(name)[cleaned[name]]
                 chips.append((name, label, without(name)))
@@ -359,7 +365,7 @@ class PaperFilter(django_filters.FilterSet):
         ]
 
     def choice_labels(self, name: str) -> dict[Any, Any]:
-        """The labels of a choice field's values, by value (period, has_code, sort, window)."""
+        """The labels of a choice field's values, by value (period, has_code, in, sort, window)."""
         field = choice_field(self.form, name)
         # The stubs' getter gives what the setter takes (a mapping, a callable); Django
         # keeps the choices normalized, a list of pairs here.
@@ -532,6 +538,14 @@ PaperFilter.base_filters["from"] = django_filters.DateFilter(
 )
 PaperFilter.base_filters["to"] = django_filters.DateFilter(
     method="filter_to", label=_("To"), widget=forms.DateInput(attrs={"type": "date"})
+)
+# What a search reads (a keyword too): titles, authors and abstracts, or with
+# `in=fulltext` the stored full texts as well (catalog.search).
+PaperFilter.base_filters["in"] = django_filters.ChoiceFilter(
+    choices=[("fulltext", _("Full texts too"))],
+    method="filter_noop",
+    empty_label=_("Titles, authors and abstracts"),
+    label=_("Search in"),
 )
 
 

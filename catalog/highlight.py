@@ -21,7 +21,7 @@ from django.db.models import F, Func, QuerySet, TextField, Value
 
 from catalog.latex import Node, has_latex, math_html, nodes_to_html, parse, split_urls
 from catalog.models import Paper
-from catalog.search import fts5_query, parse_web_search
+from catalog.search import PAPER_FTS, fts5_query, parse_web_search
 
 OPEN, CLOSE = "\ue002", "\ue003"
 MARKERS = re.compile(f"[{OPEN}{CLOSE}]")
@@ -32,18 +32,18 @@ CONTEXT_CHARACTERS = 80
 
 
 class Fts5Highlight(Func):
-    """A column of the paper's FTS5 row with the query's matches between markers;
-    the paper's own row is found by rowid, as Bm25Rank finds it."""
+    """A column of a row's FTS5 row (the paper's, by default) with the query's
+    matches between markers; found by rowid, as Bm25Rank finds it."""
 
     template = (
-        "(SELECT highlight(catalog_paper_fts, %(column)d, '\ue002', '\ue003')"
-        " FROM catalog_paper_fts WHERE catalog_paper_fts MATCH %(expressions)s)"
+        "(SELECT highlight(%(table)s, %(column)d, '\ue002', '\ue003')"
+        " FROM %(table)s WHERE %(table)s MATCH %(expressions)s)"
     )
-    arg_joiner = " AND catalog_paper_fts.rowid = "
     output_field = TextField()
 
-    def __init__(self, column: int, query: str) -> None:
-        super().__init__(Value(query), F("pk"), column=column)
+    def __init__(self, column: int, query: str, *, table: str = PAPER_FTS) -> None:
+        super().__init__(Value(query), F("pk"), column=column, table=table)
+        self.arg_joiner = f" AND {table}.rowid = "
 
 
 def with_marks(papers: QuerySet[Paper], text: str) -> QuerySet[Paper]:

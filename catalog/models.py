@@ -952,6 +952,34 @@ class FullText(models.Model):
         return f"{self.paper_id} v{self.version or '?'} {self.status}"
 
 
+class SectionSearchDocument(Func):
+    """The weighted text a section is searched by (`q` with `in=fulltext`): its
+    heading (A) and its paragraphs (D). NULL on SQLite, as PaperSearchDocument
+    is: there an FTS5 table indexes the sections (catalog.search)."""
+
+    output_field = SearchVectorField()
+
+    def as_sql(
+        self,
+        compiler: SQLCompiler,
+        connection: BaseDatabaseWrapper,
+        function: str | None = None,
+        template: str | None = None,
+        arg_joiner: str | None = None,
+        **extra_context: Any,
+    ) -> tuple[str, tuple[str | int, ...]]:
+        return "NULL", ()
+
+    def as_postgresql(
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra_context: Any
+    ) -> tuple[str, tuple[str | int, ...]]:
+        return (
+            "setweight(to_tsvector('english'::regconfig, coalesce(heading, '')), 'A')"
+            " || setweight(to_tsvector('english'::regconfig, coalesce(text, '')), 'D')",
+            (),
+        )
+
+
 class FullTextSection(models.Model):
     """One section of a paper's stored text: its heading and its paragraphs, math
     kept as TeX between $ signs, paragraphs apart by a blank line."""
@@ -962,6 +990,10 @@ class FullTextSection(models.Model):
     # 1 for a section, 2 for a subsection, 3 below.
     level = models.PositiveSmallIntegerField(default=1)
     text = models.TextField()
+    # Searched by `q` with `in=fulltext` (GIN index, migration 0029).
+    search_document = models.GeneratedField(
+        expression=SectionSearchDocument(), output_field=SearchVectorField(), db_persist=True
+    )
 
     class Meta:
         ordering = ["paper", "position"]

@@ -22,13 +22,24 @@ class StripFigure:
     caption: str
 
 
+def paragraph_anchor(*, section_position: int, paragraph_index: int) -> str:
+    """The Read view's anchor of a paragraph, which a search's passage links to."""
+    return f"section-{section_position + 1}-paragraph-{paragraph_index + 1}"
+
+
+@dataclass(frozen=True)
+class ReadingParagraph:
+    text: str
+    anchor: str
+
+
 @dataclass
 class ReadingSection:
     """A section with its paragraphs and figures in the order the paper has them."""
 
     section: FullTextSection
-    # ("paragraph", its text) and ("figure", the figure), in order.
-    blocks: list[tuple[str, str | FullTextFigure]] = field(default_factory=list)
+    # ("paragraph", the paragraph) and ("figure", the figure), in order.
+    blocks: list[tuple[str, ReadingParagraph | FullTextFigure]] = field(default_factory=list)
 
     @property
     def anchor(self) -> str:
@@ -91,7 +102,10 @@ def reading_sections(paper: Paper) -> list[ReadingSection]:
         placed = figures.get(reading.section.position, [])
         for count, paragraph in enumerate(reading.section.paragraphs):
             reading.blocks += [("figure", f) for f in placed if f.after_paragraph == count]
-            reading.blocks.append(("paragraph", paragraph))
+            anchor = paragraph_anchor(
+                section_position=reading.section.position, paragraph_index=count
+            )
+            reading.blocks.append(("paragraph", ReadingParagraph(text=paragraph, anchor=anchor)))
         paragraphs = len(reading.section.paragraphs)
         reading.blocks += [("figure", f) for f in placed if f.after_paragraph >= paragraphs]
     return shown

@@ -17,6 +17,16 @@ by rank / (rank + LEXICAL_HALF), plus SEMANTIC_WEIGHT times the cosine of a
 neighbour. On the judged queries of bench/search_quality.py this fusion scored
 as well as reciprocal rank fusion (BENCHMARKS.md), which needs each paper's
 position among the matches and so a window over all of them.
+
+With `in=fulltext` a search reads the papers' stored full texts too: a paper
+matches when its title, authors or abstract do, or when one of its sections
+(heading and paragraphs) holds the whole query, as a passage must to answer
+it. Sections have their own stored tsvector and GIN index on PostgreSQL and
+their own FTS5 table on SQLite. The rank stays the paper's own (a match in
+the title or abstract first, then matches in the text alone, newest first):
+ranking every matching section of thousands of candidates would read their
+whole texts. The matching passage each listed paper shows is found for the
+page's rows alone (catalog.passages).
 """
 
 import functools
@@ -32,10 +42,12 @@ from django.db import connections
 from django.db.models import (
     BooleanField,
     Case,
+    Exists,
     ExpressionWrapper,
     F,
     FloatField,
     Func,
+    OuterRef,
     Q,
     QuerySet,
     Value,
@@ -45,7 +57,8 @@ from django.db.models.expressions import CombinedExpression, RawSQL
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
-from catalog.models import Paper
+from catalog.models import FullTextSection, Paper
+from catalog.pagination import estimated_count
 
 # PostgreSQL's English stop words (tsearch_data/english.stop): it drops them from
 # queries, so a search for "the agents" must not require "the" here either.
@@ -96,6 +109,11 @@ def parse_web_search(text: str) -> list[list[Term]]:
     return [terms for terms in alternatives if terms]
 
 
+# Up to this many matching sections (the planner's estimate) a search of the
+# full texts finds them all from their index; past it, it asks each paper
+# (_in_sections). Measured by bench/fulltext.py at 100,000 full texts.
+FEW_SECTION_MATCHES = 20_000
+
 # How many papers nearest in meaning a search brings, and how much their cosine
 # weighs beside the squashed lexical rank (measured on the judged queries).
 SEMANTIC_NEIGHBOURS = 50
@@ -134,18 +152,23 @@ def papers_near_query(text: str) -> list[tuple[int, float]]:
     return _neighbours_function()(meaning, limit=SEMANTIC_NEIGHBOURS)
 
 
-def search(papers: QuerySet[Paper], text: str, *, near: Neighbours = ()) -> QuerySet[Paper]:
+def search(
+    papers: QuerySet[Paper], text: str, *, near: Neighbours = (), fulltext: bool = False
+) -> QuerySet[Paper]:
     """Papers matching a web-search query, annotated with `rank` (higher is
     better). near: papers close in meaning (papers_near_query), included too
     unless they hold an excluded word; then every paper is also annotated with
     `word_match` (whether it matches the words) and `closeness` (its cosine, 0
-    for a paper not among them)."""
+    for a paper not among them). fulltext: a paper one of whose stored
+    sections matches the query matches too."""
     if connections[papers.db].vendor == "postgresql":
         query = SearchQuery(text, search_type="websearch", config="english")
         matches = Q(search_document=query)
         rank: Func | Value = SearchRank(F("search_document"), query)
     else:
         matches, rank = _sqlite_matches(text)
+    if fulltext:
+        matches |= _in_sections(papers.db, text)
     if not near:
         return papers.filter(matches).annotate(rank=rank)
     related = Q(pk__in=[pk for pk, _ in near]) & ~_excluded(papers, text)
@@ -176,26 +199,69 @@ def _excluded(papers: QuerySet[Paper], text: str) -> Q:
     if connections[papers.db].vendor == "postgresql":
         words = " or ".join('"' + " ".join(t.words) + '"' for t in unwanted)
         return Q(search_document=SearchQuery(words, search_type="websearch", config="english"))
-    return Q(pk__in=_fts_matches(" OR ".join(t.fts5() for t in unwanted)))
+    return Q(pk__in=_fts_matches(" OR ".join(t.fts5() for t in unwanted), table=PAPER_FTS))
+
+
+def matching_sections(alias: str, text: str) -> QuerySet[FullTextSection]:
+    """The stored sections holding a web-search query, on the database `alias`."""
+    sections = FullTextSection.objects.using(alias)
+    if connections[alias].vendor == "postgresql":
+        query = SearchQuery(text, search_type="websearch", config="english")
+        return sections.filter(search_document=query)
+    matches, _ = _fts5_condition(text, table=SECTION_FTS)
+    return sections.filter(matches)
+
+
+def _in_sections(alias: str, text: str) -> Q:
+    """The papers one of whose sections matches. Few matching sections (the
+    planner's estimate) are found once from the GIN index and held as a hash
+    of their papers; many are asked paper by paper as a list walks its papers,
+    the first section read mostly holding a common word. Either way round the
+    other costs far more: reading every section of a common word, or each
+    candidate's sections in turn for a rare one."""
+    sections = matching_sections(alias, text)
+    if connections[alias].vendor == "postgresql" and (
+        estimated_count(sections.values("pk")) > FEW_SECTION_MATCHES
+    ):
+        return Q(Exists(sections.filter(paper=OuterRef("pk"))))
+    return Q(pk__in=sections.values("paper_id"))
+
+
+def section_rank(alias: str, text: str) -> Func | Value:
+    """How well a matching section answers the query (higher is better)."""
+    if connections[alias].vendor == "postgresql":
+        query = SearchQuery(text, search_type="websearch", config="english")
+        return SearchRank(F("search_document"), query)
+    _, expression = _fts5_condition(text, table=SECTION_FTS)
+    if not expression:
+        return Value(0.0)
+    return Bm25Rank(expression, table=SECTION_FTS, weights=SECTION_FTS_WEIGHTS)
 
 
 def _sqlite_matches(text: str) -> tuple[Q, Func | Value]:
+    matches, expression = _fts5_condition(text, table=PAPER_FTS)
+    rank: Func | Value = Bm25Rank(expression) if expression else Value(0.0)
+    return matches, rank
+
+
+def _fts5_condition(text: str, *, table: str) -> tuple[Q, str]:
+    """The rows (by primary key) of the table an FTS5 index `table` indexes that
+    match a web-search query, and the FTS5 expression that ranks and marks
+    them ("" when the query asks for no word)."""
     alternatives = parse_web_search(text)
     if not alternatives:
         # Only stop words or punctuation, as in PostgreSQL: nothing matches.
-        return Q(pk__in=[]), Value(0.0)
+        return Q(pk__in=[]), ""
     matches = Q()
     for terms in alternatives:
         if not any(not t.excluded for t in terms):
             # FTS5's NOT needs something on its left: "everything but" is asked in SQL.
             unwanted = " OR ".join(t.fts5() for t in terms)
-            matches |= ~Q(pk__in=_fts_matches(unwanted))
-    rank: Func | Value = Value(0.0)
+            matches |= ~Q(pk__in=_fts_matches(unwanted, table=table))
     expression = fts5_query(alternatives)
     if expression:
-        matches |= Q(pk__in=_fts_matches(expression))
-        rank = Bm25Rank(expression)
-    return matches, rank
+        matches |= Q(pk__in=_fts_matches(expression, table=table))
+    return matches, expression
 
 
 def fts5_query(alternatives: list[list[Term]]) -> str:
@@ -211,28 +277,37 @@ def fts5_query(alternatives: list[list[Term]]) -> str:
     return " OR ".join(ranked)
 
 
-def _fts_matches(expression: str) -> RawSQL:
-    # The expression is a parameter: FTS5 parses it, SQLite never sees it as SQL.
-    sql = "SELECT rowid FROM catalog_paper_fts WHERE catalog_paper_fts MATCH %s"
+# The FTS5 tables (FTS_SCHEMA), and the bm25 weights of their columns:
+# PostgreSQL's default rank weights of the title (A), authors (B) and abstract
+# (C); of a section's heading (A) and paragraphs (D).
+PAPER_FTS = "catalog_paper_fts"
+PAPER_FTS_WEIGHTS = "1.0, 0.4, 0.2"
+SECTION_FTS = "catalog_fulltextsection_fts"
+SECTION_FTS_WEIGHTS = "1.0, 0.1"
+
+
+def _fts_matches(expression: str, *, table: str) -> RawSQL:
+    # The expression is a parameter: FTS5 parses it, SQLite never sees it as SQL;
+    # the table is one of this module's names.
+    sql = f"SELECT rowid FROM {table} WHERE {table} MATCH %s"  # noqa: S608
     return RawSQL(sql, [expression])  # noqa: S611
 
 
 class Bm25Rank(Func):
-    """A paper's bm25 score for an FTS5 query, negated so that higher is better.
-
-    The weights are PostgreSQL's default rank weights of the title (A), authors
-    (B) and abstract (C); the paper's own row is found by rowid.
-    """
+    """A row's bm25 score for an FTS5 query, negated so that higher is better;
+    the row of the index is found by the indexed row's primary key."""
 
     template = (
-        "COALESCE((SELECT -bm25(catalog_paper_fts, 1.0, 0.4, 0.2) FROM catalog_paper_fts"
-        " WHERE catalog_paper_fts MATCH %(expressions)s), 0)"
+        "COALESCE((SELECT -bm25(%(table)s, %(weights)s) FROM %(table)s"
+        " WHERE %(table)s MATCH %(expressions)s), 0)"
     )
-    arg_joiner = " AND catalog_paper_fts.rowid = "
     output_field = FloatField()
 
-    def __init__(self, expression: str) -> None:
-        super().__init__(Value(expression), F("pk"))
+    def __init__(
+        self, expression: str, *, table: str = PAPER_FTS, weights: str = PAPER_FTS_WEIGHTS
+    ) -> None:
+        super().__init__(Value(expression), F("pk"), table=table, weights=weights)
+        self.arg_joiner = f" AND {table}.rowid = "
 
 
 # The SQLite index: an FTS5 table over catalog_paper's own rows, kept in step by
@@ -261,7 +336,38 @@ FTS_SCHEMA = {
             INSERT INTO catalog_paper_fts(rowid, title, author_names, abstract)
             VALUES (new.id, new.title, new.author_names, new.abstract);
         END""",
+    # Sections of the stored full texts, searched by `in=fulltext`.
+    "catalog_fulltextsection_fts": """
+        CREATE VIRTUAL TABLE catalog_fulltextsection_fts USING fts5(
+            heading, text, content='catalog_fulltextsection', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        )""",
+    "catalog_fulltextsection_fts_insert": """
+        CREATE TRIGGER catalog_fulltextsection_fts_insert AFTER INSERT ON catalog_fulltextsection
+        BEGIN
+            INSERT INTO catalog_fulltextsection_fts(rowid, heading, text)
+            VALUES (new.id, new.heading, new.text);
+        END""",
+    "catalog_fulltextsection_fts_delete": """
+        CREATE TRIGGER catalog_fulltextsection_fts_delete AFTER DELETE ON catalog_fulltextsection
+        BEGIN
+            INSERT INTO catalog_fulltextsection_fts(
+                catalog_fulltextsection_fts, rowid, heading, text
+            ) VALUES ('delete', old.id, old.heading, old.text);
+        END""",
+    "catalog_fulltextsection_fts_update": """
+        CREATE TRIGGER catalog_fulltextsection_fts_update AFTER UPDATE OF heading, text
+        ON catalog_fulltextsection BEGIN
+            INSERT INTO catalog_fulltextsection_fts(
+                catalog_fulltextsection_fts, rowid, heading, text
+            ) VALUES ('delete', old.id, old.heading, old.text);
+            INSERT INTO catalog_fulltextsection_fts(rowid, heading, text)
+            VALUES (new.id, new.heading, new.text);
+        END""",
 }
+# Each FTS5 table and the schema entries that keep it: a table any of whose
+# entries was missing is filled again from its rows.
+FTS_TABLES = (PAPER_FTS, SECTION_FTS)
 
 
 def ensure_sqlite_index(*, using: str = "default", **kwargs: Any) -> None:
@@ -280,5 +386,6 @@ def ensure_sqlite_index(*, using: str = "default", **kwargs: Any) -> None:
         missing = [name for name in FTS_SCHEMA if name not in present]
         for name in missing:
             cursor.execute(FTS_SCHEMA[name])
-        if missing:
-            cursor.execute("INSERT INTO catalog_paper_fts(catalog_paper_fts) VALUES ('rebuild')")
+        for table in FTS_TABLES:
+            if any(name.startswith(table) for name in missing):
+                cursor.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")  # noqa: S608

@@ -39,6 +39,7 @@ from catalog.filters import (
 from catalog.models import Author, Category, CodeLink, Paper, Tag
 from catalog.page_cache import cached_page
 from catalog.pagination import CatalogPaginator
+from catalog.passages import passages
 from catalog.reading import paper_for_reading, reading_sections, strip_figures
 from catalog.selectors import (
     ABSTRACT_LANGUAGE,
@@ -156,6 +157,8 @@ def render_paper_list(
     )
     rows = for_cards(with_list_related(filtered), searched=searched)
     page, page_note = paginate(rows, params.get("page"), count=total)
+    # A search of the full texts shows where each paper's text holds its words.
+    found = passages(list(page), searched) if searched and paper_filter.in_fulltext else {}
     params = params.copy()
     params.pop("page", None)
     sorted_by = paper_filter.sorted_by
@@ -164,6 +167,7 @@ def render_paper_list(
         "page": page,
         "page_note": page_note,
         "searched": searched,
+        "passages": found,
         # The header's search box searches this list (a tag's, a category's, the feed).
         "search_scope": request.path,
         "fixed_order": ordering_label if ordering else "",

@@ -134,6 +134,8 @@ def paper_card(context: template.Context, paper: Paper) -> SafeString:
         marks_new=bool(context.get("marks_new")),
         for_you=bool(context.get("for_you")),
         parts=_parts(context),
+        # Where a full-text search found the paper's text (catalog.passages).
+        passage=(context.get("passages") or {}).get(paper.pk),
     )
 
 
