@@ -151,15 +151,26 @@ def rerank(
 def without_near_copies(
     ranked: list[tuple[int, float]], *, k: int, unit: dict[int, np.ndarray]
 ) -> list[tuple[int, float]]:
-    """The first k of these (id, score), best first, none a near copy of one before it."""
+    """The first k of these (id, score), best first, none a near copy (by the
+    unit vectors of `unit`) of one before it: one product of their vectors."""
+    present = [other for other, _ in ranked if other in unit]
+    if len(present) < 2:
+        return ranked[:k]
+    matrix = np.vstack([unit[other] for other in present])
+    near = matrix @ matrix.T >= NEAR_COPY
+    np.fill_diagonal(near, False)
+    if not near.any():
+        return ranked[:k]
+    copies = {
+        present[row]: {present[column] for column in np.flatnonzero(near[row]).tolist()}
+        for row in np.flatnonzero(near.any(axis=1)).tolist()
+    }
     kept: list[tuple[int, float]] = []
-    taken: list[np.ndarray] = []
+    taken: set[int] = set()
     for other, score in ranked:
-        vector = unit.get(other)
-        if vector is not None:
-            if any(float(vector @ before) >= NEAR_COPY for before in taken):
-                continue
-            taken.append(vector)
+        if copies.get(other, set()) & taken:
+            continue
+        taken.add(other)
         kept.append((other, score))
         if len(kept) == k:
             break

@@ -286,6 +286,18 @@ def test_near_copies_are_listed_once(monkeypatch):
 
 
 @pytest.mark.django_db
+def test_for_you_lists_one_of_near_copies(monkeypatch):
+    monkeypatch.setattr(neighbours, "NEAR_COPY", 0.9)
+    papers = topic_papers()
+    build()
+    user = reader_of(papers, saved=[papers["proteins"][0]])
+    services.refresh_recommendations()
+    recommended = set(Recommendation.objects.filter(user=user).values_list("paper_id", flat=True))
+    # The saved paper's three copies: the best of them only.
+    assert len(recommended & {p.pk for p in papers["proteins"][1:]}) == 1
+
+
+@pytest.mark.django_db
 def test_a_new_paper_joins_the_lists_of_older_papers_like_it(
     settings, django_capture_on_commit_callbacks
 ):
@@ -603,13 +615,20 @@ def test_a_first_save_or_follow_computes_for_you_at_once_with_a_note_meanwhile(
     with django_capture_on_commit_callbacks() as queued:
         for callback in committed:
             callback()
-    assert len(queued) == 1
-    # Queued, not done: the tab says it is being prepared, and asks for nothing more.
+    [compute] = queued_tasks(queued)
+    # Queued, not done: the tab says it is being prepared (or, holding a saved
+    # paper's likes already, updated), and asks for nothing more.
     with django_capture_on_commit_callbacks() as more:
         waiting = client.get("/feed/for-you/").content.decode()
-    assert "being prepared" in waiting and more == []
-    assert not Recommendation.objects.filter(user=user).exists()
-    queued[0]()
+    note = "being updated" if interest == "save" else "being prepared"
+    assert note in waiting and more == []
+    # Meanwhile a saved paper's likes are there already, recommended for it.
+    early = Recommendation.objects.filter(user=user)
+    if interest == "save":
+        assert {row.because_paper_id for row in early} == {papers["proteins"][0].pk}
+    else:
+        assert not early.exists()
+    compute()
 
     response = client.get("/feed/for-you/")
     assert "being prepared" not in response.content.decode()
@@ -624,12 +643,17 @@ def test_a_first_save_or_follow_computes_for_you_at_once_with_a_note_meanwhile(
     with django_capture_on_commit_callbacks() as queued:
         for callback in committed:
             callback()
-    assert len(queued) == 1
+    assert len(queued_tasks(queued)) == 1
     assert "being updated" in client.get("/feed/for-you/").content.decode()
 
 
+def queued_tasks(callbacks):
+    """The background tasks among on-commit callbacks (core.background.send's)."""
+    return [c for c in callbacks if getattr(c, "__qualname__", "").startswith("send.")]
+
+
 @pytest.mark.django_db
-def test_saves_after_the_first_few_wait_for_the_nightly_run_but_leave_the_list_at_once(
+def test_a_save_after_the_first_few_brings_papers_like_it_into_for_you_at_once(
     client, django_capture_on_commit_callbacks
 ):
     papers = topic_papers()
@@ -640,15 +664,48 @@ def test_saves_after_the_first_few_wait_for_the_nightly_run_but_leave_the_list_a
     computed = Profile.objects.get(user=user).recommended_at
     recommended = Recommendation.objects.filter(user=user).order_by("-score").first().paper
     client.force_login(user)
+    assert "being prepared" not in client.get("/feed/for-you/").content.decode()
 
     with django_capture_on_commit_callbacks(execute=True):
         client.post(f"/saved/{recommended.pk}/save/")
+    # A saved paper is never recommended, at once.
+    assert recommended not in client.get("/feed/for-you/").context["page"].object_list
 
+    compiler = papers["compilers"][0]
+    with django_capture_on_commit_callbacks(execute=True) as queued:
+        client.post(f"/saved/{compiler.pk}/save/")
+    # No ranking of the whole list for a reader with a list: the papers most like
+    # the saved one come in at once, recommended for it, as likely as they are.
+    assert not queued_tasks(queued)
     assert Profile.objects.get(user=user).recommended_at == computed
     response = client.get("/feed/for-you/")
-    assert "being prepared" not in response.content.decode()
-    # A saved paper is never recommended.
-    assert recommended not in response.context["page"].object_list
+    shown = response.context["page"].object_list
+    others = [p for p in papers["compilers"] if p != compiler]
+    assert set(others) <= set(shown[:4]), [p.title for p in shown]
+    likeness = dict(SimilarPaper.objects.filter(paper=compiler).values_list("similar_id", "score"))
+    for paper in others:
+        row = Recommendation.objects.get(user=user, paper=paper)
+        assert row.because_paper == compiler and row.score == likeness[paper.pk]
+    assert f'Because you saved <a href="{compiler.get_absolute_url()}">' in (
+        response.content.decode()
+    )
+
+
+@pytest.mark.django_db
+def test_a_followed_tag_has_for_you_ranked_again_in_the_background(
+    client, django_capture_on_commit_callbacks
+):
+    papers = topic_papers()
+    build()
+    user = reader_of(papers, saved=papers["proteins"][: services.FIRST_INTERESTS])
+    services.refresh_recommendations()
+    tag = papers["compilers"][0].tags.get()
+    assert not Recommendation.objects.filter(user=user, because_tag=tag).exists()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        SubscriptionFactory(user=user, tag=tag)
+
+    assert Recommendation.objects.filter(user=user, because_tag=tag).exists()
 
 
 # Digests
