@@ -132,6 +132,23 @@ def dismiss_paper(*, user: User, paper: Paper) -> None:
         reader_changed(user_id=user.pk)
 
 
+def recommend_like_saved(*, user_id: int, paper_id: int) -> None:
+    """A save moves the reader's For you at once: the saved paper leaves it,
+    and the papers most like it come in or up (for_you.pull_up_like); the
+    nightly run ranks the whole list again."""
+    until = Profile.objects.filter(user_id=user_id).values_list("recommended_until", flat=True)
+    with transaction.atomic():
+        Recommendation.objects.filter(user_id=user_id, paper_id=paper_id).delete()
+        for_you.pull_up_like(
+            user_id=user_id,
+            paper_id=paper_id,
+            saved=SavedPaper.objects.filter(user_id=user_id).values("paper_id"),
+            until=until.first(),
+        )
+        # Queryset writes send no signal: the reader's stored For you goes here.
+        reader_changed(user_id=user_id)
+
+
 def refresh_recommendations(
     *, user_ids: list[int] | None = None, show_progress: bool = False
 ) -> for_you.RecommendationRun:
@@ -168,6 +185,14 @@ def ask_for_first_recommendations(*, user_id: int) -> bool:
     """On a first visit to For you: mark the list of a reader it was never
     computed for as under way; whether it was (the caller queues the work)."""
     return _ask_for_recommendations(user_id=user_id, unless=Q(recommended_at__isnull=False))
+
+
+def ask_for_recommendations_from_new_tag(*, user_id: int) -> bool:
+    """After a followed tag: mark the reader's list as under way (unless it
+    already is), to be ranked again with the tag; whether it was (the caller
+    queues the work). A follow is rare beside saves, and its tag's papers
+    are known only by ranking the window again."""
+    return _ask_for_recommendations(user_id=user_id)
 
 
 def ask_for_recommendations_from_new_interest(*, user_id: int) -> bool:

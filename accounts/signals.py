@@ -142,15 +142,26 @@ def recommend_from_new_interest(
     raw: bool = False,
     **kwargs: Any,
 ) -> None:
-    """A reader's first saves and followed tags give them For you at once (in the
-    background) rather than after the nightly run; asked once they are committed."""
-    if created and not raw and (isinstance(instance, SavedPaper) or instance.tag_id):
+    """For you follows a reader's saves and followed tags within the minute,
+    once they are committed: a save brings in the papers most like it at once,
+    a followed tag has the list ranked again in the background, and a reader's
+    first saves have it ranked again too (their first list is small)."""
+    if created and not raw and isinstance(instance, SavedPaper):
+        user_id, paper_id = instance.user_id, instance.paper_id
+        transaction.on_commit(lambda: _recommend_like_saved(user_id, paper_id), robust=True)
+    elif created and not raw and isinstance(instance, Subscription) and instance.tag_id:
         user_id = instance.user_id
-        transaction.on_commit(lambda: _recommend_if_none_yet(user_id), robust=True)
+        transaction.on_commit(lambda: _recommend_with_new_tag(user_id), robust=True)
 
 
-def _recommend_if_none_yet(user_id: int) -> None:
+def _recommend_like_saved(user_id: int, paper_id: int) -> None:
+    services.recommend_like_saved(user_id=user_id, paper_id=paper_id)
     if services.ask_for_recommendations_from_new_interest(user_id=user_id):
+        background.send(refresh_recommendations, [user_id])
+
+
+def _recommend_with_new_tag(user_id: int) -> None:
+    if services.ask_for_recommendations_from_new_tag(user_id=user_id):
         background.send(refresh_recommendations, [user_id])
 
 

@@ -155,6 +155,10 @@ class TagLink:
         return reverse("catalog:tag", args=[self.slug])
 
 
+# The authors a similar paper's "why" names, at most (the words are at most three too).
+SHARED_AUTHORS_SHOWN = 3
+
+
 @dataclass
 class SimilarEntry:
     """A similar paper as its page lists it, with why it is there."""
@@ -164,11 +168,13 @@ class SimilarEntry:
     tags: list[TagLink]
     shared_tags: list[TagLink]
     terms: list[str]
+    shared_authors: list[str]
 
 
 def similar_papers(*, paper: Paper) -> list[SimilarEntry]:
     """Up to SIMILAR_PAPERS visible papers most like this one, in one query: the
-    neighbour rows with the papers and each paper's tags as a column. The
+    neighbour rows with the papers and each paper's tags as a column, each
+    with what the two share: the words both weigh most, authors and tags. The
     paper's own tags must have been prefetched (paper_for_page does)."""
     tags = joined_rows(
         PaperTag.objects.filter(paper=OuterRef("similar_id")),
@@ -184,6 +190,7 @@ def similar_papers(*, paper: Paper) -> list[SimilarEntry]:
         .order_by("rank")[: settings.SIMILAR_PAPERS]
     )
     own = {tag.slug for tag in paper.tags.all()}
+    authors = set(paper.author_list)
     entries = []
     for row in rows:
         links = sorted(
@@ -197,6 +204,9 @@ def similar_papers(*, paper: Paper) -> list[SimilarEntry]:
                 tags=links,
                 shared_tags=[link for link in links if link.slug in own],
                 terms=list(row.terms or []),
+                shared_authors=[name for name in row.similar.author_list if name in authors][
+                    :SHARED_AUTHORS_SHOWN
+                ],
             )
         )
     return entries

@@ -869,10 +869,16 @@ VECTOR_DIR = env.path("VECTOR_DIR", default=BASE_DIR / "data" / "vectors")
 # the web: a folder both see.
 DUMP_DIR = env.path("DUMP_DIR", default=BASE_DIR / "data" / "dumps")
 # The tf-idf model is fitted on at most this many papers (a random sample; the
-# fit's memory grows with it), and refitted when a week old: a week of new
-# papers moves the vocabulary little, and a refit makes every vector stale.
+# fit's memory grows with it).
 VECTOR_FIT_SAMPLE = number("VECTOR_FIT_SAMPLE", 200_000, unit="a number of papers", at_least=1)
-VECTOR_REFIT_DAYS = 7
+# It is fitted again when the catalog has moved on from it, as measured
+# (discovery.vectors.refit_reason): grown by a quarter, or its new papers
+# knowing a tenth less of their words in the vocabulary than the fitted ones
+# did. A refit makes every vector stale, so not for less: a million papers'
+# catalog grows by a quarter in about a year; the demo grown into the judged
+# pool (bench.similar_quality --stale) by six times.
+VECTOR_REFIT_GROWTH = 0.25
+VECTOR_REFIT_DRIFT = 0.1
 # Neighbours kept for each paper: the paper page shows this many similar papers.
 SIMILAR_PAPERS = 10
 # New and changed papers get their vectors and neighbours by a task as they

@@ -21,17 +21,18 @@ import logging
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from catalog.models import NEWEST_FIRST, Paper, PaperTag
 from core.progress import Progress
-from discovery import vectors
+from discovery import neighbours, vectors
 from discovery.models import DismissedPaper, PaperVector, Recommendation
 
 logger = logging.getLogger(__name__)
@@ -246,16 +247,21 @@ def _ranked(
         recent = usable & (window.listed_at >= (now - datetime.timedelta(days=days)).timestamp())
         keep.update(_top(score, recent, length))
     keep.update(_top(score, usable, KEPT_IN_WINDOW))
-    ranked = [
+    # Best first, and a near copy of a paper above it left out (neighbours.NEAR_COPY).
+    kept = neighbours.without_near_copies(
+        sorted(((i, float(score[i])) for i in keep), key=lambda pair: -pair[1]),
+        k=len(keep),
+        unit={i: window.matrix[i] for i in keep},
+    )
+    return [
         Ranked(
             paper_id=int(window.ids[i]),
-            score=float(score[i]),
+            score=value,
             because_paper_id=int(because_paper[i]) if because_paper[i] >= 0 else None,
             because_tag_id=int(because_tag[i]) if because_tag[i] >= 0 else None,
         )
-        for i in keep
+        for i, value in kept
     ]
-    return sorted(ranked, key=lambda item: -item.score)
 
 
 def _top(score: np.ndarray, mask: np.ndarray, length: int) -> list[int]:
@@ -354,6 +360,52 @@ def refresh(
             bar.advance(len(batch))
     run.seconds = (timezone.now() - started).total_seconds()
     return run
+
+
+def pull_up_like(
+    *,
+    user_id: int,
+    paper_id: int,
+    saved: "QuerySet[Any, Any]",
+    until: datetime.datetime | None = None,
+) -> int:
+    """At once, before the nightly run: the papers most like one the reader
+    just saved (its similar papers listed within FOR_YOU_DAYS before until)
+    come into their list, or up, recommended for it, with its likeness as
+    their score, as the nightly ranking gives them; none of those the reader
+    saved (saved: their ids, as a subquery) or turned down. Four queries;
+    the rows added or raised."""
+    from catalog.models import SimilarPaper
+
+    since = (until or timezone.now()) - datetime.timedelta(days=settings.FOR_YOU_DAYS)
+    near = dict(
+        SimilarPaper.objects.filter(
+            paper_id=paper_id,
+            similar__is_visible=True,
+            similar__merged_into__isnull=True,
+            similar__listed_at__gte=since,
+        )
+        .exclude(similar__in=DismissedPaper.objects.filter(user_id=user_id).values("paper_id"))
+        .exclude(similar__in=saved)
+        .values_list("similar_id", "score")
+    )
+    held = {
+        row.paper_id: row
+        for row in Recommendation.objects.filter(user_id=user_id, paper_id__in=list(near))
+    }
+    raised = []
+    for row in held.values():
+        if near[row.paper_id] > row.score:
+            row.score = near[row.paper_id]
+            row.because_paper_id, row.because_tag_id = paper_id, None
+            raised.append(row)
+    Recommendation.objects.bulk_update(raised, ["score", "because_paper", "because_tag"])
+    added = Recommendation.objects.bulk_create(
+        Recommendation(user_id=user_id, paper_id=other, score=score, because_paper_id=paper_id)
+        for other, score in near.items()
+        if other not in held
+    )
+    return len(raised) + len(added)
 
 
 def push_down_like(*, user: User, paper: Paper) -> None:

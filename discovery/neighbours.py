@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Count, Min
 from django.utils import timezone
 
 from catalog.changes import catalog_changed
@@ -58,6 +59,11 @@ SHARED_TERMS_SHOWN = 3
 # 57% to 72% (BENCHMARKS.md).
 CANDIDATES = 30
 TAG_WEIGHT = 0.1
+# Two papers this alike are copies of one work (two versions, or a paper and
+# its journal text): a list keeps the better ranked of them and goes on to
+# another paper. In the judged pool of bench/similar_quality.py the one pair
+# above it is such a copy (0.97); the closest distinct papers are at 0.63.
+NEAR_COPY = 0.9
 
 
 def make_index(matrix: np.ndarray) -> "faiss.Index":
@@ -120,9 +126,11 @@ def tags_of(paper_ids: Iterable[int]) -> dict[int, frozenset[int]]:
 
 
 def rerank(
-    found: dict[int, list[tuple[int, float]]], *, k: int
+    found: dict[int, list[tuple[int, float]]], *, k: int, unit: dict[int, np.ndarray]
 ) -> dict[int, list[tuple[int, float]]]:
-    """Each paper's k best candidates by cosine plus TAG_WEIGHT times their tags' Jaccard."""
+    """Each paper's k best candidates by cosine plus TAG_WEIGHT times their
+    tags' Jaccard, leaving out a near copy (NEAR_COPY, by the unit vectors of
+    `unit`) of a candidate already taken."""
     tags = tags_of([*found, *(other for best in found.values() for other, _ in best)])
     empty: frozenset[int] = frozenset()
     ranked = {}
@@ -134,8 +142,39 @@ def rerank(
             union = own | theirs
             shared = len(own & theirs) / len(union) if union else 0.0
             scored.append((other, score + TAG_WEIGHT * shared))
-        ranked[paper_id] = sorted(scored, key=lambda pair: -pair[1])[:k]
+        ranked[paper_id] = without_near_copies(
+            sorted(scored, key=lambda pair: -pair[1]), k=k, unit=unit
+        )
     return ranked
+
+
+def without_near_copies(
+    ranked: list[tuple[int, float]], *, k: int, unit: dict[int, np.ndarray]
+) -> list[tuple[int, float]]:
+    """The first k of these (id, score), best first, none a near copy (by the
+    unit vectors of `unit`) of one before it: one product of their vectors."""
+    present = [other for other, _ in ranked if other in unit]
+    if len(present) < 2:
+        return ranked[:k]
+    matrix = np.vstack([unit[other] for other in present])
+    near = matrix @ matrix.T >= NEAR_COPY
+    np.fill_diagonal(near, False)
+    if not near.any():
+        return ranked[:k]
+    copies = {
+        present[row]: {present[column] for column in np.flatnonzero(near[row]).tolist()}
+        for row in np.flatnonzero(near.any(axis=1)).tolist()
+    }
+    kept: list[tuple[int, float]] = []
+    taken: set[int] = set()
+    for other, score in ranked:
+        if copies.get(other, set()) & taken:
+            continue
+        taken.add(other)
+        kept.append((other, score))
+        if len(kept) == k:
+            break
+    return kept
 
 
 def write_neighbours(*, found: dict[int, list[tuple[int, float]]], key: str) -> int:
@@ -224,7 +263,9 @@ def build_all(
             result = neighbours_from_search(
                 query_ids=ids[start:stop], found=found, scores=scores, ids=ids, k=candidates
             )
-            result = rerank(result, k=k)
+            # Positions of the candidates (ids are in ascending order), for their vectors.
+            wanted = np.unique(found[found >= 0])
+            result = rerank(result, k=k, unit={int(ids[at]): matrix[at] for at in wanted})
             run.rows += write_neighbours(found=result, key=key)
             run.papers += len(result)
             progress.advance(stop - start)
@@ -292,10 +333,14 @@ def load_index() -> "tuple[faiss.Index, np.ndarray, str, float] | None":
     return index, ids, key, written
 
 
-def neighbours_for(*, paper_ids: Iterable[int], k: int | None = None) -> int:
+def neighbours_for(
+    *, paper_ids: Iterable[int], k: int | None = None, join_others: bool = True
+) -> int:
     """Vectors and neighbours of these papers (new or changed), now: the saved
     index is searched, and the papers embedded since it was built are compared
-    one by one; without an index, every vector is. The rows written."""
+    one by one; without an index, every vector is. With join_others, the
+    papers whose lists they now belong in are ranked again the same way, so a
+    new paper shows among older papers' neighbours at once too. The rows written."""
     k = k or settings.SIMILAR_PAPERS
     wanted = list(
         Paper.objects.visible().filter(pk__in=list(paper_ids)).values_list("pk", flat=True)
@@ -310,11 +355,57 @@ def neighbours_for(*, paper_ids: Iterable[int], k: int | None = None) -> int:
     query_ids, queries = vectors.vectors_of(paper_ids=wanted, key=backend.key)
     if not len(query_ids):
         return 0
+    found = _candidates(query_ids=query_ids, queries=queries, key=backend.key, k=k)
+    candidate_ids, matrix = vectors.vectors_of(
+        paper_ids={other for best in found.values() for other, _ in best}, key=backend.key
+    )
+    unit = dict(zip(candidate_ids.tolist(), matrix, strict=True))
+    ranked = rerank(found, k=k, unit=unit)
+    rows = write_neighbours(found=ranked, key=backend.key)
+    if join_others:
+        others = lists_to_join(ranked=ranked, k=k)
+        if others:
+            rows += neighbours_for(paper_ids=others, k=k, join_others=False)
+    return rows
+
+
+def lists_to_join(*, ranked: dict[int, list[tuple[int, float]]], k: int) -> list[int]:
+    """The papers among these papers' neighbours whose own lists they belong
+    in: lists shorter than k, or whose last score is lower than the pair's (the
+    score is the same both ways: cosine and tags' Jaccard). One query."""
+    best: dict[int, float] = {}
+    for neighbours in ranked.values():
+        for other, score in neighbours:
+            if other not in ranked:
+                best[other] = max(best.get(other, -1.0), score)
+    if not best:
+        return []
+    lists = dict.fromkeys(best, (0, -1.0))
+    rows = (
+        SimilarPaper.objects.filter(paper_id__in=list(best))
+        .values("paper_id")
+        .annotate(length=Count("pk"), lowest=Min("score"))
+        .values_list("paper_id", "length", "lowest")
+    )
+    for paper_id, length, lowest in rows:
+        lists[paper_id] = (length, lowest)
+    return sorted(
+        other
+        for other, score in best.items()
+        if lists[other][0] < k or round(score, 4) > lists[other][1]
+    )
+
+
+def _candidates(
+    *, query_ids: np.ndarray, queries: np.ndarray, key: str, k: int
+) -> dict[int, list[tuple[int, float]]]:
+    """Each query paper's CANDIDATES most alike visible papers by cosine, best
+    first: the saved index searched, then every vector embedded since it was saved."""
     candidates = max(k, CANDIDATES)
     best_of: dict[int, dict[int, float]] = {pk: {} for pk in query_ids.tolist()}
     loaded = load_index()
     since = None
-    if loaded is not None and loaded[2] == backend.key:
+    if loaded is not None and loaded[2] == key:
         index, ids, _, written = loaded
         scores, found = index.search(queries, candidates + 1)
         for paper_id, best in neighbours_from_search(
@@ -322,9 +413,7 @@ def neighbours_for(*, paper_ids: Iterable[int], k: int | None = None) -> int:
         ).items():
             best_of[paper_id].update(best)
         since = datetime.datetime.fromtimestamp(written, tz=datetime.UTC)
-    rows = PaperVector.objects.filter(
-        key=backend.key, paper_id__in=Paper.objects.visible().values("pk")
-    )
+    rows = PaperVector.objects.filter(key=key, paper_id__in=Paper.objects.visible().values("pk"))
     if since is not None:
         rows = rows.filter(computed_at__gte=since)
     chunk: list[VectorRow] = []
@@ -342,7 +431,7 @@ def neighbours_for(*, paper_ids: Iterable[int], k: int | None = None) -> int:
         .filter(pk__in={other for best in best_of.values() for other in best})
         .values_list("pk", flat=True)
     )
-    found = {
+    return {
         paper_id: sorted(
             (
                 (other, score)
@@ -353,7 +442,6 @@ def neighbours_for(*, paper_ids: Iterable[int], k: int | None = None) -> int:
         )[:candidates]
         for paper_id, best in best_of.items()
     }
-    return write_neighbours(found=rerank(found, k=k), key=backend.key)
 
 
 def _compare(

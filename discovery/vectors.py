@@ -39,6 +39,10 @@ logger = logging.getLogger(__name__)
 # The words of a paper kept with its vector, to explain a neighbour.
 TERMS_KEPT = 20
 MODEL_FILE = "tfidf.joblib"
+# The papers whose words are counted against the vocabulary, at a fit and for
+# the papers added since; fewer new ones than COVERAGE_MIN_PAPERS say nothing.
+COVERAGE_SAMPLE = 1000
+COVERAGE_MIN_PAPERS = 20
 # Words of three letters or more, hyphenated ones whole ("chain-of-thought").
 WORD_PATTERN = r"(?u)\b[a-zA-Z][a-zA-Z0-9-]{2,}\b"
 WORD = re.compile(r"[a-z][a-z0-9-]{2,}")
@@ -98,6 +102,11 @@ class TfidfBackend:
         model = joblib.load(self.path)
         self.vectorizer, self.svd = model["vectorizer"], model["svd"]
         self.fitted_at: datetime.datetime = model["fitted_at"]
+        # What the fit measured of the catalog, to tell when it has moved on
+        # (refit_reason); a model fitted before they were kept has neither,
+        # and is fitted again once.
+        self.fitted_papers: int = model.get("papers", 0)
+        self.fitted_coverage: float = model.get("coverage", 0.0)
         self.key = f"tfidf:{model['fit']}"
         self.vocabulary = self.vectorizer.get_feature_names_out()
 
@@ -105,6 +114,11 @@ class TfidfBackend:
         weights = self.vectorizer.transform(texts)
         vectors = normalized(self.svd.transform(weights))
         return Embedded(vectors=vectors, terms=self._top_terms(weights))
+
+    def coverage(self, texts: Sequence[str]) -> float:
+        """The share of these texts' words (as the model reads them) that its
+        vocabulary holds: words it has never seen leave no trace in a vector."""
+        return word_coverage(self.vectorizer, texts)
 
     def _top_terms(self, weights: Any) -> list[list[str]]:  # scikit-learn's (untyped) CSR matrix
         terms = []
@@ -116,10 +130,30 @@ class TfidfBackend:
         return terms
 
 
+def word_coverage(vectorizer: Any, texts: Sequence[str]) -> float:
+    """The share of the texts' words, as this (scikit-learn) vectorizer reads
+    them, that its vocabulary holds; 1.0 for texts without words."""
+    analyze = vectorizer.build_analyzer()
+    known = vectorizer.vocabulary_
+    words = found = 0
+    for text in texts:
+        tokens = analyze(text)
+        words += len(tokens)
+        found += sum(1 for token in tokens if token in known)
+    return found / words if words else 1.0
+
+
 def fit_tfidf(
-    *, texts: Sequence[str], directory: Path, dimensions: int, now: datetime.datetime | None = None
+    *,
+    texts: Sequence[str],
+    directory: Path,
+    dimensions: int,
+    papers: int | None = None,
+    now: datetime.datetime | None = None,
 ) -> Path:
-    """Fit the tf-idf vocabulary and the SVD on these texts and persist them.
+    """Fit the tf-idf vocabulary and the SVD on these texts and persist them,
+    with the size of the catalog they were drawn from (papers, by default as
+    many as the texts) and the share of their words the vocabulary keeps.
 
     The SVD keeps `dimensions` components, fewer on a small catalog (it cannot
     keep more than it has papers or words).
@@ -154,6 +188,8 @@ def fit_tfidf(
         "svd": svd,
         "fit": uuid.uuid4().hex[:12],
         "fitted_at": now or timezone.now(),
+        "papers": len(texts) if papers is None else papers,
+        "coverage": word_coverage(vectorizer, texts[:COVERAGE_SAMPLE]),
     }
     joblib.dump(model, partial)
     partial.replace(path)  # readers never see half a file
@@ -337,22 +373,49 @@ def get_vector_backend() -> VectorBackend:
     raise ImproperlyConfigured(f"EMBEDDING_BACKEND must be 'tfidf' or 'openai', not {name!r}.")
 
 
-def model_needs_fit(*, now: datetime.datetime | None = None) -> bool:
-    """Whether the tf-idf backend has no model yet, or one older than VECTOR_REFIT_DAYS."""
+def refit_reason(*, backend: VectorBackend | None = None) -> str:
+    """Why the tf-idf model should be fitted again, or "" while it fits the
+    catalog: there is none yet; the visible papers have grown by
+    VECTOR_REFIT_GROWTH since the fit; or the papers added since know
+    VECTOR_REFIT_DRIFT less of their words in its vocabulary than the papers
+    it was fitted on did (a field the fit never saw, read as noise). Two
+    counts and, past growth, the text of at most COVERAGE_SAMPLE new papers."""
     if settings.EMBEDDING_BACKEND != "tfidf":
-        return False
-    try:
-        backend = TfidfBackend(directory=settings.VECTOR_DIR)
-    except NotFitted:
-        return True
-    age = (now or timezone.now()) - backend.fitted_at
-    return age > datetime.timedelta(days=settings.VECTOR_REFIT_DAYS)
+        return ""
+    if not isinstance(backend, TfidfBackend):
+        try:
+            backend = TfidfBackend(directory=settings.VECTOR_DIR)
+        except NotFitted:
+            return "no model yet"
+    visible = Paper.objects.visible()
+    papers = visible.count()
+    if papers > backend.fitted_papers * (1 + settings.VECTOR_REFIT_GROWTH):
+        return f"the catalog grew from {backend.fitted_papers} to {papers} papers"
+    newer = visible.filter(added_at__gt=backend.fitted_at).order_by("-added_at")
+    texts = [
+        paper_text(title=title, abstract=abstract)
+        for title, abstract in newer.values_list("title", "abstract")[:COVERAGE_SAMPLE]
+    ]
+    if len(texts) < COVERAGE_MIN_PAPERS:
+        return ""
+    coverage = backend.coverage(texts)
+    if coverage < backend.fitted_coverage - settings.VECTOR_REFIT_DRIFT:
+        return (
+            f"the {len(texts)} newest papers know {coverage:.0%} of their words, "
+            f"the papers fitted on {backend.fitted_coverage:.0%}"
+        )
+    return ""
+
+
+def model_needs_fit() -> bool:
+    return bool(refit_reason())
 
 
 def fit_on_catalog(*, sample: int | None = None) -> Path:
     """Fit the tf-idf model on the visible papers (a random sample of a large catalog)."""
     sample = sample or settings.VECTOR_FIT_SAMPLE
     ids = list(Paper.objects.visible().values_list("pk", flat=True))
+    papers = len(ids)
     if len(ids) > sample:
         ids = random.Random(0).sample(ids, sample)
     texts: list[str] = []
@@ -362,7 +425,10 @@ def fit_on_catalog(*, sample: int | None = None) -> Path:
         )
         texts.extend(paper_text(title=t, abstract=a) for t, a in rows)
     return fit_tfidf(
-        texts=texts, directory=settings.VECTOR_DIR, dimensions=settings.EMBEDDING_DIMENSIONS
+        texts=texts,
+        directory=settings.VECTOR_DIR,
+        dimensions=settings.EMBEDDING_DIMENSIONS,
+        papers=papers,
     )
 
 
@@ -415,7 +481,9 @@ def build_vectors(
     """Vectors for every visible paper missing one (or for all), fitting the
     tf-idf model first when there is none or it is due for a refit."""
     run = VectorRun()
-    if model_needs_fit():
+    reason = refit_reason()
+    if reason:
+        logger.info("Fitting the tf-idf model: %s", reason)
         fit_on_catalog()
         run.fitted = True
         everything = True  # a new fit changes every vector

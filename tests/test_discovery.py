@@ -39,11 +39,14 @@ TOPICS = {
 
 
 @pytest.fixture(autouse=True)
-def vector_dir(settings, tmp_path):
+def vector_dir(settings, tmp_path, monkeypatch):
     settings.VECTOR_DIR = tmp_path / "vectors"
     settings.EMBEDDING_BACKEND = "tfidf"
     settings.EMBEDDING_DIMENSIONS = 8
     neighbours._loaded.clear()
+    # A topic's papers below are one text told apart by a number: copies by any
+    # measure, which lists would otherwise show once. Tests about copies set it back.
+    monkeypatch.setattr(neighbours, "NEAR_COPY", 2.0)
     return settings.VECTOR_DIR
 
 
@@ -219,6 +222,8 @@ def test_the_paper_page_shows_similar_papers_with_why_in_the_same_queries(
     paper = papers["galaxies"][0]
     hidden = papers["galaxies"][1]
     Paper.objects.filter(pk=hidden.pk).update(is_visible=False)
+    Paper.objects.filter(pk=paper.pk).update(author_list=["Vera Rubin", "Kent Ford"])
+    Paper.objects.filter(pk=papers["galaxies"][2].pk).update(author_list=["Vera Rubin"])
     # The paper with categories, tags, code links, summaries, images, similar papers.
     with django_assert_num_queries(6):
         response = client.get(paper.get_absolute_url())
@@ -230,9 +235,14 @@ def test_the_paper_page_shows_similar_papers_with_why_in_the_same_queries(
     assert hidden.pk not in {entry.paper.pk for entry in similar}
     tagged = next(e for e in similar if e.paper.pk == papers["galaxies"][2].pk)
     assert [t.slug for t in tagged.shared_tags] == ["galaxies"]
-    assert "Both tagged Galaxies" in html
+    # What they share, words first: the words both weigh most, authors, tags.
+    assert tagged.terms and tagged.shared_authors == ["Vera Rubin"]
+    assert (
+        f"Both about {', '.join(tagged.terms)} · Both by Vera Rubin · Both tagged Galaxies" in html
+    )
     untagged = next(e for e in similar if e.paper.pk == papers["galaxies"][3].pk)
-    assert untagged.terms and f"Both about {', '.join(untagged.terms)}" in html
+    assert untagged.terms and not untagged.shared_authors and not untagged.shared_tags
+    assert f"Both about {', '.join(untagged.terms)}</p>" in html
 
 
 @pytest.mark.django_db
@@ -254,6 +264,109 @@ def test_a_stored_paper_gets_its_neighbours_at_once(settings, django_capture_on_
     with django_capture_on_commit_callbacks(execute=True):
         papers_stored.send(sender=Paper, paper_ids=[other.pk], bulk=True)
     assert not SimilarPaper.objects.filter(paper=other).exists()
+
+
+@pytest.mark.django_db
+def test_near_copies_are_listed_once(monkeypatch):
+    monkeypatch.setattr(neighbours, "NEAR_COPY", 0.9)
+    papers = topic_papers()
+    build()
+    keys = vectors.current_key()
+    for members in papers.values():
+        for paper in members:
+            listed = list(
+                SimilarPaper.objects.filter(paper=paper).values_list("similar_id", flat=True)
+            )
+            _, unit = vectors.vectors_of(paper_ids=listed, key=keys)
+            likeness = unit @ unit.T
+            np.fill_diagonal(likeness, 0)
+            assert likeness.max() < 0.9
+            # One of its topic's copies, the best, then the other topics' papers.
+            assert len({p.pk for p in members} & set(listed)) == 1
+
+
+@pytest.mark.django_db
+def test_for_you_lists_one_of_near_copies(monkeypatch):
+    monkeypatch.setattr(neighbours, "NEAR_COPY", 0.9)
+    papers = topic_papers()
+    build()
+    user = reader_of(papers, saved=[papers["proteins"][0]])
+    services.refresh_recommendations()
+    recommended = set(Recommendation.objects.filter(user=user).values_list("paper_id", flat=True))
+    # The saved paper's three copies: the best of them only.
+    assert len(recommended & {p.pk for p in papers["proteins"][1:]}) == 1
+
+
+@pytest.mark.django_db
+def test_a_new_paper_joins_the_lists_of_older_papers_like_it(
+    settings, django_capture_on_commit_callbacks
+):
+    papers = topic_papers(per_topic=6)
+    build()
+    settings.DISCOVERY_AUTO = True
+    older = papers["galaxies"][0]
+    assert SimilarPaper.objects.filter(paper=older).count() == 10
+    new = PaperFactory(
+        title="galaxy cluster redshift survey with telescope observations",
+        abstract="dark matter halos in galaxy clusters from a redshift survey",
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        papers_stored.send(sender=Paper, paper_ids=[new.pk], bulk=False)
+    for paper in papers["galaxies"]:
+        listed = SimilarPaper.objects.filter(paper=paper).order_by("rank")
+        assert new.pk in {row.similar_id for row in listed[:6]}, paper.title
+        assert listed.count() == 10
+    # Papers of other topics keep their lists as they were.
+    assert not SimilarPaper.objects.filter(paper=papers["proteins"][0], similar=new).exists()
+
+
+@pytest.mark.django_db
+def test_the_model_is_refitted_when_the_catalog_grows_by_a_quarter(
+    settings, django_capture_on_commit_callbacks
+):
+    topic_papers(per_topic=4)
+    build()
+    first = vectors.current_key()
+    assert vectors.refit_reason() == ""
+    settings.DISCOVERY_AUTO = True
+    added = [
+        PaperFactory(title=f"galaxy lensing survey {n}", abstract="telescope redshift halos")
+        for n in range(3)
+    ]
+    # 15 papers of the 12 fitted on: a quarter more, not past it.
+    with django_capture_on_commit_callbacks(execute=True):
+        papers_stored.send(sender=Paper, paper_ids=[p.pk for p in added], bulk=False)
+    assert vectors.current_key() == first
+    one_more = PaperFactory(title="galaxy lensing survey", abstract="quasar spectra")
+    assert vectors.refit_reason() == "the catalog grew from 12 to 16 papers"
+    with django_capture_on_commit_callbacks(execute=True):
+        papers_stored.send(sender=Paper, paper_ids=[one_more.pk], bulk=False)
+    # Refitted on the 16, and every paper's vector and neighbours written again.
+    assert vectors.current_key() != first
+    assert vectors.refit_reason() == ""
+    assert set(PaperVector.objects.values_list("key", flat=True)) == {vectors.current_key()}
+    assert SimilarPaper.objects.filter(paper=one_more).exists()
+
+
+@pytest.mark.django_db
+def test_the_model_is_refitted_when_new_papers_bring_words_it_never_saw(settings):
+    topic_papers(per_topic=30)
+    build()
+    fitted = vectors.TfidfBackend(directory=settings.VECTOR_DIR)
+    # Their words, but those in over half of them ("part", "variant", "study").
+    assert fitted.fitted_papers == 90 and fitted.fitted_coverage > 0.8
+    later = timezone.now() + datetime.timedelta(minutes=1)
+    # Twenty papers of a field the fit never saw: 110 of the 90 fitted on is no growth rule.
+    for n in range(20):
+        PaperFactory(
+            title=f"quantum error correction with surface codes {n}",
+            abstract="logical qubits, stabilizer measurements and decoders for fault tolerance",
+            added_at=later,
+        )
+    reason = vectors.refit_reason()
+    assert reason.startswith("the 20 newest papers know 0% of their words")
+    vectors.build_vectors(show_progress=False)
+    assert vectors.refit_reason() == ""
 
 
 @pytest.mark.django_db
@@ -502,13 +615,20 @@ def test_a_first_save_or_follow_computes_for_you_at_once_with_a_note_meanwhile(
     with django_capture_on_commit_callbacks() as queued:
         for callback in committed:
             callback()
-    assert len(queued) == 1
-    # Queued, not done: the tab says it is being prepared, and asks for nothing more.
+    [compute] = queued_tasks(queued)
+    # Queued, not done: the tab says it is being prepared (or, holding a saved
+    # paper's likes already, updated), and asks for nothing more.
     with django_capture_on_commit_callbacks() as more:
         waiting = client.get("/feed/for-you/").content.decode()
-    assert "being prepared" in waiting and more == []
-    assert not Recommendation.objects.filter(user=user).exists()
-    queued[0]()
+    note = "being updated" if interest == "save" else "being prepared"
+    assert note in waiting and more == []
+    # Meanwhile a saved paper's likes are there already, recommended for it.
+    early = Recommendation.objects.filter(user=user)
+    if interest == "save":
+        assert {row.because_paper_id for row in early} == {papers["proteins"][0].pk}
+    else:
+        assert not early.exists()
+    compute()
 
     response = client.get("/feed/for-you/")
     assert "being prepared" not in response.content.decode()
@@ -523,12 +643,17 @@ def test_a_first_save_or_follow_computes_for_you_at_once_with_a_note_meanwhile(
     with django_capture_on_commit_callbacks() as queued:
         for callback in committed:
             callback()
-    assert len(queued) == 1
+    assert len(queued_tasks(queued)) == 1
     assert "being updated" in client.get("/feed/for-you/").content.decode()
 
 
+def queued_tasks(callbacks):
+    """The background tasks among on-commit callbacks (core.background.send's)."""
+    return [c for c in callbacks if getattr(c, "__qualname__", "").startswith("send.")]
+
+
 @pytest.mark.django_db
-def test_saves_after_the_first_few_wait_for_the_nightly_run_but_leave_the_list_at_once(
+def test_a_save_after_the_first_few_brings_papers_like_it_into_for_you_at_once(
     client, django_capture_on_commit_callbacks
 ):
     papers = topic_papers()
@@ -539,15 +664,48 @@ def test_saves_after_the_first_few_wait_for_the_nightly_run_but_leave_the_list_a
     computed = Profile.objects.get(user=user).recommended_at
     recommended = Recommendation.objects.filter(user=user).order_by("-score").first().paper
     client.force_login(user)
+    assert "being prepared" not in client.get("/feed/for-you/").content.decode()
 
     with django_capture_on_commit_callbacks(execute=True):
         client.post(f"/saved/{recommended.pk}/save/")
+    # A saved paper is never recommended, at once.
+    assert recommended not in client.get("/feed/for-you/").context["page"].object_list
 
+    compiler = papers["compilers"][0]
+    with django_capture_on_commit_callbacks(execute=True) as queued:
+        client.post(f"/saved/{compiler.pk}/save/")
+    # No ranking of the whole list for a reader with a list: the papers most like
+    # the saved one come in at once, recommended for it, as likely as they are.
+    assert not queued_tasks(queued)
     assert Profile.objects.get(user=user).recommended_at == computed
     response = client.get("/feed/for-you/")
-    assert "being prepared" not in response.content.decode()
-    # A saved paper is never recommended.
-    assert recommended not in response.context["page"].object_list
+    shown = response.context["page"].object_list
+    others = [p for p in papers["compilers"] if p != compiler]
+    assert set(others) <= set(shown[:4]), [p.title for p in shown]
+    likeness = dict(SimilarPaper.objects.filter(paper=compiler).values_list("similar_id", "score"))
+    for paper in others:
+        row = Recommendation.objects.get(user=user, paper=paper)
+        assert row.because_paper == compiler and row.score == likeness[paper.pk]
+    assert f'Because you saved <a href="{compiler.get_absolute_url()}">' in (
+        response.content.decode()
+    )
+
+
+@pytest.mark.django_db
+def test_a_followed_tag_has_for_you_ranked_again_in_the_background(
+    client, django_capture_on_commit_callbacks
+):
+    papers = topic_papers()
+    build()
+    user = reader_of(papers, saved=papers["proteins"][: services.FIRST_INTERESTS])
+    services.refresh_recommendations()
+    tag = papers["compilers"][0].tags.get()
+    assert not Recommendation.objects.filter(user=user, because_tag=tag).exists()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        SubscriptionFactory(user=user, tag=tag)
+
+    assert Recommendation.objects.filter(user=user, because_tag=tag).exists()
 
 
 # Digests

@@ -18,7 +18,7 @@ from config.celery import app
 from config.worker import HEARTBEAT_SECONDS, HeldMessagesHeartbeat, touch_held_messages
 from core import claims
 from core.models import JobClaim
-from discovery.tasks import refresh_discovery
+from discovery.tasks import refit_discovery, refresh_discovery
 from tests.services import celery_client, redis_db_url
 
 BROKER = redis_db_url(13)
@@ -112,6 +112,8 @@ def test_a_claim_lapses_at_the_holders_time_limit():
     ("task", "claim"),
     [
         (refresh_discovery, "refresh_discovery"),
+        # The refit a batch of new papers asks for waits on the same claim.
+        (refit_discovery, "refresh_discovery"),
         (refresh_recommendations, "refresh_recommendations"),
         (send_due_digests, "send_due_digests"),
     ],
