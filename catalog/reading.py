@@ -22,13 +22,25 @@ class StripFigure:
     caption: str
 
 
+def passage_anchor(*, section: int, paragraph: int) -> str:
+    """The Read view's anchor of a paragraph, by its section's position and its
+    place in the section (from 0): where an answer's quote links to."""
+    return f"passage-{section + 1}-{paragraph + 1}"
+
+
+@dataclass(frozen=True)
+class ReadingParagraph:
+    anchor: str
+    text: str
+
+
 @dataclass
 class ReadingSection:
     """A section with its paragraphs and figures in the order the paper has them."""
 
     section: FullTextSection
-    # ("paragraph", its text) and ("figure", the figure), in order.
-    blocks: list[tuple[str, str | FullTextFigure]] = field(default_factory=list)
+    # ("paragraph", the paragraph) and ("figure", the figure), in order.
+    blocks: list[tuple[str, ReadingParagraph | FullTextFigure]] = field(default_factory=list)
 
     @property
     def anchor(self) -> str:
@@ -91,7 +103,8 @@ def reading_sections(paper: Paper) -> list[ReadingSection]:
         placed = figures.get(reading.section.position, [])
         for count, paragraph in enumerate(reading.section.paragraphs):
             reading.blocks += [("figure", f) for f in placed if f.after_paragraph == count]
-            reading.blocks.append(("paragraph", paragraph))
+            anchor = passage_anchor(section=reading.section.position, paragraph=count)
+            reading.blocks.append(("paragraph", ReadingParagraph(anchor=anchor, text=paragraph)))
         paragraphs = len(reading.section.paragraphs)
         reading.blocks += [("figure", f) for f in placed if f.after_paragraph >= paragraphs]
     return shown
