@@ -3,10 +3,14 @@ them streamed as it is written, every quote checked against the text before
 the answer is shown or kept, and the reader's and the site's limits."""
 
 import json
+import os
 import threading
+import time
 
 import pytest
+import requests
 from django.core.cache import cache
+from django.test import Client
 
 from answers.models import Answer, AnswerDay
 from answers.passages import best_passages
@@ -15,6 +19,7 @@ from catalog.models import FullText
 from enrichment.fulltext import ParsedSection, ParsedText, store_fulltext
 from tests.accounts_factories import UserFactory
 from tests.factories import PaperFactory
+from tests.fake_llm_server import running_fake_llm
 
 pytestmark = pytest.mark.django_db
 
@@ -29,8 +34,7 @@ INVENTED = 'StepCheck doubles accuracy [1: "doubles accuracy on every benchmark"
 STREAM = {"HTTP_ACCEPT": "text/event-stream"}
 
 
-@pytest.fixture
-def paper():
+def stored_paper():
     paper = PaperFactory(title="StepCheck: verifying reasoning step by step")
     parsed = ParsedText(
         source=FullText.Source.HTML,
@@ -53,6 +57,11 @@ def paper():
     store_fulltext(paper=paper, parsed=parsed, pictures=[])
     FullText.objects.filter(paper=paper).update(version=1)
     return paper
+
+
+@pytest.fixture
+def paper():
+    return stored_paper()
 
 
 @pytest.fixture
@@ -390,3 +399,60 @@ def test_queries_of_a_kept_answer(client, paper, reader, fake_llm, django_assert
     # the session, the user, the paper with its text's row, the kept answer, its count served
     with django_assert_num_queries(5):
         events(ask(client, paper, **STREAM))
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_behind_nginx_each_event_reaches_the_reader_as_it_is_written(tmp_path, settings):
+    from tests.faults.processes import database_url, gunicorn, manage, nginx
+
+    with running_fake_llm(settings) as fake:
+        paper = stored_paper()
+        user = UserFactory()
+        client = Client()
+        client.force_login(user)
+        env = {
+            **os.environ,
+            "DATABASE_URL": database_url(),
+            "REDIS_URL": "",
+            "DEBUG": "0",
+            # The session the test client made is good with the same key.
+            "SECRET_KEY": settings.SECRET_KEY,
+            "ALLOWED_HOSTS": "127.0.0.1",
+            "SECURE_SSL_REDIRECT": "0",
+            "SESSION_COOKIE_SECURE": "0",
+            "CSRF_COOKIE_SECURE": "0",
+            "STATIC_ROOT": str(tmp_path / "static"),
+            "LOG_LEVEL": "WARNING",
+            "LLM_BASE_URL": fake.base_url,
+            "LLM_MODEL": "fake-model-7b",
+        }
+        assert manage(env, "collectstatic", "--noinput").returncode == 0
+        fake.say(GOOD)
+        fake.hold = threading.Event()
+        with gunicorn(env) as base, nginx(base.removeprefix("http://")) as proxy:
+            browser = requests.Session()
+            browser.cookies.set("sessionid", client.cookies["sessionid"].value)
+            browser.get(f"{proxy}{paper.get_absolute_url()}", timeout=10)
+            started = time.monotonic()
+            with browser.post(
+                f"{proxy}/ask/{paper.pk}/",
+                {"question": QUESTION, "csrfmiddlewaretoken": browser.cookies["csrftoken"]},
+                headers={
+                    "Accept": "text/event-stream",
+                    "Accept-Encoding": "gzip",
+                    "Referer": f"{proxy}/",
+                },
+                stream=True,
+                timeout=10,
+            ) as response:
+                chunks = response.iter_content(chunk_size=None)
+                first = next(chunks).decode()
+                # Out through nginx while the model still holds the rest.
+                assert time.monotonic() - started < 5 and not fake.hold.is_set()
+                fake.hold.set()
+                rest = b"".join(chunks).decode()
+            assert response.headers["Content-Type"].startswith("text/event-stream")
+            assert "Content-Encoding" not in response.headers
+            assert first.startswith("event: delta\n") and "event: done" not in first
+            assert "answer-quote" in rest
