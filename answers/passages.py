@@ -7,6 +7,13 @@ hundred paragraphs at most, so they are read in one query and ranked here by
 Okapi BM25 over Porter-stemmed words without PostgreSQL's English stop words:
 the same ranking on PostgreSQL and SQLite by construction, with the OR
 semantics a question needs (the database's full-text match wants every word).
+
+Where the site has text vectors of its own (the tf-idf model discovery fits,
+EMBEDDING_BACKEND=tfidf), the question and the paragraphs are embedded by it
+too: a paragraph's score is then its BM25 score squashed into [0, 1) plus
+SEMANTIC_WEIGHT times its cosine with the question, and a paragraph sharing
+no word with the question comes in when that cosine reaches SEMANTIC_FLOOR
+("protein" finds the paragraph on amino acid chains).
 """
 
 import math
@@ -22,6 +29,7 @@ from nltk.stem.porter import PorterStemmer
 from catalog.models import FullTextSection, Paper
 from catalog.reading import passage_anchor
 from catalog.search import STOP_WORDS
+from discovery.search import closeness
 
 # BM25's usual constants: how fast a word's repeats stop counting, and how much
 # a long paragraph is discounted.
@@ -33,6 +41,11 @@ PASSAGES = 6
 # checked against the whole stored paragraph).
 PASSAGE_CHARACTERS = 1500
 WORD = re.compile(r"\w+")
+# The BM25 score at which a passage's squashed score is one half, the weight of
+# the cosine beside it, and the cosine that brings a passage of no shared word.
+BM25_HALF = 2.0
+SEMANTIC_WEIGHT = 0.5
+SEMANTIC_FLOOR = 0.5
 
 
 @dataclass(frozen=True)
@@ -82,6 +95,13 @@ def best_passages(*, paper: Paper, question: str, limit: int = PASSAGES) -> list
     # "which datasets").
     documents = [terms(f"{heading} {text}") for _, _, heading, text in candidates]
     scores = _bm25(documents, wanted)
+    cosines = closeness(question, [text for _, _, _, text in candidates])
+    if cosines is not None:
+        scores = [
+            (score / (score + BM25_HALF) if score > 0 else 0.0)
+            + (SEMANTIC_WEIGHT * max(cosine, 0.0) if score > 0 or cosine >= SEMANTIC_FLOOR else 0.0)
+            for score, cosine in zip(scores, cosines, strict=True)
+        ]
     ranked = sorted(
         (index for index, score in enumerate(scores) if score > 0),
         key=lambda index: (-scores[index], index),

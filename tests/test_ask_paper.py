@@ -16,6 +16,7 @@ from answers.models import Answer, AnswerDay
 from answers.passages import best_passages
 from answers.quotes import Refused, check
 from catalog.models import FullText
+from discovery import search, vectors
 from enrichment.fulltext import ParsedSection, ParsedText, store_fulltext
 from tests.accounts_factories import UserFactory
 from tests.factories import PaperFactory
@@ -131,6 +132,37 @@ def test_passages_are_the_paragraphs_sharing_the_questions_words_best_first(pape
     # Every paragraph naming StepCheck, none of the others.
     assert {p.anchor for p in passages} == {"passage-2-1", "passage-1-2"}
     assert best_passages(paper=paper, question="the of and?") == []
+
+
+def test_with_the_sites_text_vectors_a_passage_close_in_meaning_is_found_too(settings, tmp_path):
+    # The tf-idf model discovery fits on the catalog, as in the list's hybrid search.
+    settings.VECTOR_DIR, settings.EMBEDDING_BACKEND = tmp_path, "tfidf"
+    settings.EMBEDDING_DIMENSIONS = 8
+    search._tfidf.clear()
+    topics = {
+        "Protein folding with deep networks": "Amino acid chains fold into stable structures",
+        "Galaxy surveys and redshift": "Telescopes measure the light of distant galaxies",
+        "Compiler optimisation passes": "Register allocation and loop unrolling speed programs",
+    }
+    for title, abstract in topics.items():
+        for n in range(4):
+            PaperFactory(title=f"{title} {n}", abstract=f"{abstract}, variant {n}.")
+    paper = PaperFactory()
+    parsed = ParsedText(
+        source=FullText.Source.PDF,
+        sections=[
+            ParsedSection(heading="", level=1, paragraphs=[f"{a}." for a in topics.values()])
+        ],
+    )
+    store_fulltext(paper=paper, parsed=parsed, pictures=[])
+    question = "Which protein?"
+    # No paragraph holds the word.
+    assert best_passages(paper=paper, question=question) == []
+
+    vectors.build_vectors(show_progress=False)
+    found = best_passages(paper=paper, question=question)
+
+    assert [passage.text for passage in found] == ["Amino acid chains fold into stable structures."]
 
 
 def test_an_answer_whose_quotes_are_in_the_text_is_streamed_shown_and_kept(
