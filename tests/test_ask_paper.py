@@ -12,6 +12,7 @@ import requests
 from django.core.cache import cache
 from django.test import Client
 
+from answers import model
 from answers.models import Answer, AnswerDay
 from answers.passages import best_passages
 from answers.quotes import Refused, check
@@ -338,6 +339,19 @@ def test_a_model_that_fails_leaves_the_reader_the_passages(client, paper, reader
 
     assert response.status_code == 200
     assert "could not answer just now" in events(response)[-1][1]["html"]
+    assert not Answer.objects.exists()
+
+
+def test_an_answer_too_slow_for_the_web_worker_is_given_up_for_the_passages(
+    client, paper, reader, fake_llm, monkeypatch
+):
+    monkeypatch.setattr(model, "ANSWER_SECONDS", 0.0)
+    fake_llm.say(GOOD)
+
+    got = events(ask(client, paper, **STREAM))
+
+    assert got[0] == ("delta", {"text": GOOD[:12]})
+    assert "could not answer just now" in got[-1][1]["html"]
     assert not Answer.objects.exists()
 
 
