@@ -40,7 +40,10 @@ PASSAGES = 6
 # A passage longer than this reaches the model cut (its quotes are still
 # checked against the whole stored paragraph).
 PASSAGE_CHARACTERS = 1500
-WORD = re.compile(r"\w+")
+# A word of the paper's language, English: letters of the Latin script and
+# digits, so that a Korean or Chinese question's terms ("GSM8K에서") are found
+# apart from the particles and characters written against them.
+WORD = re.compile(r"[0-9A-Za-z\u00c0-\u024f]+")
 # The BM25 score at which a passage's squashed score is one half, the weight of
 # the cosine beside it, and the cosine that brings a passage of no shared word.
 BM25_HALF = 2.0

@@ -18,7 +18,7 @@ from django_ratelimit.core import get_usage
 
 from answers import model
 from answers.models import Answer, AnswerDay
-from answers.passages import Passage, best_passages, highlighted
+from answers.passages import Passage, best_passages, highlighted, terms
 from answers.quotes import Checked, Refused, check
 from catalog.models import FullText, Paper
 
@@ -26,7 +26,7 @@ logger = logging.getLogger(__name__)
 
 QUESTION_CHARACTERS = 300
 # Why a reader is shown passages rather than an answer.
-Reason = Literal["", "no_model", "budget", "refused", "failed"]
+Reason = Literal["", "no_words", "no_model", "budget", "refused", "failed"]
 
 
 class AskRefused(Exception):
@@ -131,6 +131,9 @@ def start(*, paper: Paper, version: int, question: str) -> Outcome | Asking:
     if kept is not None:
         Answer.objects.filter(pk=kept.pk).update(served=F("served") + 1)
         return kept_outcome(kept, paper=paper)
+    if not terms(question):
+        # Nothing to look up: stop words alone, or a question in another script.
+        return Outcome(question=question, reason="no_words")
     passages = best_passages(paper=paper, question=question)
     if not passages:
         return Outcome(question=question, checked=Checked(not_in_text=True))

@@ -279,6 +279,20 @@ def test_a_question_no_passage_shares_a_word_with_asks_no_model(client, paper, r
     assert not AnswerDay.objects.exists()
 
 
+def test_a_question_in_another_language_finds_passages_by_the_papers_terms_in_it(
+    client, paper, reader, fake_llm
+):
+    fake_llm.say(GOOD)
+
+    korean = events(ask(client, paper, "StepCheck는 GSM8K에서 정확도를 얼마나 높였나요?", **STREAM))
+    only_korean = events(ask(client, paper, "정확도는 얼마나 올랐나요?", **STREAM))
+
+    assert "answer-quote" in korean[-1][1]["html"]
+    assert f"[1] (4 Experiments)\n{GSM8K}" in fake_llm.requests[0]["messages"][1]["content"]
+    assert "No word of your question can be looked up in the paper" in only_korean[-1][1]["html"]
+    assert len(fake_llm.requests) == 1
+
+
 def test_an_answer_is_served_again_from_storage_for_the_same_version_and_question(
     client, paper, reader, fake_llm
 ):
