@@ -152,6 +152,7 @@ INSTALLED_APPS = [
     "allauth.socialaccount",
     "accounts",
     "discussion",
+    "answers",
     "curation",
     # The API (api/) and ninja's own static files for its docs page.
     "ninja",
@@ -170,8 +171,9 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Under /api/: JSON for every error, whoever raised it, and CORS for anonymous reads.
     "api.middleware.ApiMiddleware",
-    # Pages compressed (with Django's BREACH mitigation); whitenoise compresses static files.
-    "django.middleware.gzip.GZipMiddleware",
+    # Pages compressed (with Django's BREACH mitigation), event streams not (core.middleware);
+    # whitenoise compresses static files.
+    "core.middleware.GZipMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -450,6 +452,10 @@ DISCUSSION_NEW_ACCOUNT_DAYS = number(
 DISCUSSION_NEW_ACCOUNT_LINKS = number(
     "DISCUSSION_NEW_ACCOUNT_LINKS", 0, unit="a number of links", at_least=0
 )
+# Questions a reader may ask of papers (answers.services), and the answers the
+# model may be asked for in a day across the site; 0 shows readers the passages alone.
+ASK_READER_RATE_LIMIT = rate("ASK_READER_RATE_LIMIT", "20/h")
+ASK_DAILY_BUDGET = number("ASK_DAILY_BUDGET", 1000, unit="a number of answers", at_least=0)
 SILENCED_SYSTEM_CHECKS = [
     # django-ratelimit knows django-redis's cache, not our subclasses of it.
     "django_ratelimit.W001",

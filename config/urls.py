@@ -20,6 +20,7 @@ urlpatterns = [
     path("accounts/", include("allauth.urls")),
     path("", include("accounts.urls")),
     path("", include("discussion.urls")),
+    path("", include("answers.urls")),
     path("", include("curation.urls")),
     path("", include("editions.urls")),
     path("", include("catalog.urls")),

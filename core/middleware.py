@@ -1,5 +1,6 @@
 """What every request meets first: forwarded headers checked, the health probe,
-the 503 of a database out of reach, and the refusal of NUL bytes."""
+the 503 of a database out of reach, the refusal of NUL bytes, and compression
+that leaves event streams alone."""
 
 from collections.abc import Callable
 
@@ -11,9 +12,11 @@ from django.http import (
     HttpRequest,
     HttpResponse,
     HttpResponseBadRequest,
+    HttpResponseBase,
     JsonResponse,
     QueryDict,
 )
+from django.middleware import gzip
 from django.template import loader
 from django_redis.cache import RedisCache
 
@@ -170,3 +173,16 @@ def has_null(params: QueryDict) -> bool:
 
 def bad_request(request: HttpRequest) -> HttpResponse:
     return HttpResponseBadRequest(loader.render_to_string("400.html", request=request))
+
+
+class GZipMiddleware(gzip.GZipMiddleware):
+    """Django's, but for event streams (a paper's answer as it is written): it
+    holds what it compresses until enough has come, and each event must reach
+    the reader when it is sent."""
+
+    def process_response(
+        self, request: HttpRequest, response: HttpResponseBase
+    ) -> HttpResponseBase:
+        if response.get("Content-Type", "").startswith("text/event-stream"):
+            return response
+        return super().process_response(request, response)

@@ -13,6 +13,7 @@ lexical alone, never an error.
 
 import logging
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -53,6 +54,21 @@ def papers_near(text: str, *, limit: int) -> list[tuple[int, float]]:
         for position, score in zip(found[0].tolist(), scores[0].tolist(), strict=True)
         if position >= 0 and score > 0
     ]
+
+
+def closeness(text: str, others: Sequence[str]) -> list[float] | None:
+    """The cosine of the text's vector with each of the others' by the fitted
+    tf-idf model (for ranking a paper's passages against a reader's question);
+    None without a fitted model, or when the embeddings endpoint makes the
+    vectors: a paper's every paragraph is not sent to it while a reader waits."""
+    if settings.EMBEDDING_BACKEND != "tfidf" or not others:
+        return None
+    try:
+        embedded = _tfidf_backend().embed([text, *others]).vectors
+    except vectors.NotFitted:
+        return None
+    cosines: list[float] = (embedded[1:] @ embedded[0]).tolist()
+    return cosines
 
 
 def _saved_index() -> "tuple[faiss.Index, np.ndarray, str] | None":

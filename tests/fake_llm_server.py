@@ -1,13 +1,17 @@
 """An OpenAI-compatible chat-completions server on 127.0.0.1 for tests.
 
 Each request takes the next scenario from the script (then "good" once the
-script is empty); every request body is kept for assertions.
+script is empty), or the next content given with say(); every request body is
+kept for assertions. A request with "stream": true is answered as OpenAI
+streams, a few words an event; with `hold` set, the server sends the first
+event and waits for the test to set it before the rest.
 """
 
 import json
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SLOW_SECONDS = 1.5
@@ -60,6 +64,7 @@ SCENARIOS = {
     "long_summary": (200, _with(summary="Very long. " * 200), "stop", {}),
     "missing_translation": (200, _with(translations={"zh-hans": "只有中文。"}), "stop", {}),
     "rate_limited": (429, None, None, {"retry-after-ms": "10"}),
+    "unavailable": (503, None, None, {}),
     "unauthorized": (401, None, None, {}),
 }
 
@@ -78,6 +83,9 @@ class _Handler(BaseHTTPRequestHandler):
             fake.started.append(time.monotonic())
             scenario = fake.script.pop(0) if fake.script else "good"
         time.sleep(fake.delay)
+        if isinstance(scenario, Said):
+            self._send_content(body, scenario.content)
+            return
         if scenario == "slow":
             time.sleep(SLOW_SECONDS)
             scenario = "good"
@@ -89,6 +97,13 @@ class _Handler(BaseHTTPRequestHandler):
         status, content, finish_reason, headers = SCENARIOS[scenario]
         if status != 200:
             self._send(status, {"error": {"message": scenario, "type": scenario}}, headers)
+            return
+        self._send_content(body, content, finish_reason)
+
+    def _send_content(self, body: dict, content: str | None, finish_reason: str = "stop") -> None:
+        fake = self.server
+        if body.get("stream"):
+            self._stream(body, content or "", finish_reason)
             return
         self._send(
             200,
@@ -108,6 +123,34 @@ class _Handler(BaseHTTPRequestHandler):
             },
         )
 
+    def _stream(self, body: dict, content: str, finish_reason: str) -> None:
+        """The content as chat.completion.chunk events, a few words each."""
+        pieces = [content[start : start + 12] for start in range(0, len(content), 12)]
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            for number, piece in enumerate(pieces):
+                if number == 1 and self.server.hold is not None:
+                    self.server.hold.wait(timeout=10)
+                self._event(body, {"role": "assistant", "content": piece}, None)
+            self._event(body, {}, finish_reason)
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _event(self, body: dict, delta: dict, finish_reason: str | None) -> None:
+        chunk = {
+            "id": f"chatcmpl-{len(self.server.requests)}",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": body["model"],
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+        }
+        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        self.wfile.flush()
+
     def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
         data = json.dumps(payload).encode()
         try:
@@ -122,6 +165,13 @@ class _Handler(BaseHTTPRequestHandler):
             pass  # the client gave up waiting (the slow scenario)
 
 
+@dataclass(frozen=True)
+class Said:
+    """A content to answer with, as the test wrote it."""
+
+    content: str
+
+
 class FakeLLMServer(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -130,8 +180,10 @@ class FakeLLMServer(ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.requests: list[dict] = []
         self.started: list[float] = []  # when each request arrived
-        self.script: list[str] = []
+        self.script: list[str | Said] = []
         self.delay = 0.0  # seconds every answer takes
+        # Set by a test to hold a streamed answer after its first event.
+        self.hold: threading.Event | None = None
 
     @property
     def base_url(self) -> str:
@@ -141,6 +193,10 @@ class FakeLLMServer(ThreadingHTTPServer):
         unknown = set(scenarios) - set(SCENARIOS) - {"slow", "no_json_mode"}
         assert not unknown, f"unknown scenarios {unknown}"
         self.script.extend(scenarios)
+
+    def say(self, *contents: str) -> None:
+        """Answer the next requests with these contents."""
+        self.script.extend(Said(content) for content in contents)
 
 
 @contextmanager

@@ -12,6 +12,7 @@ PACKAGES = (
     "api",
     "curation",
     "accounts",
+    "answers",
     "tools",
     "ingest",
     "enrichment",

@@ -90,6 +90,7 @@ GET_ROUTES = {
     "p/<int:pk>/": "/p/{int}/",
     "papers/<path:arxiv_id>/discussion/": "/papers/{text}/discussion/",
     "papers/<path:arxiv_id>/read/": "/papers/{text}/read/",
+    "papers/<path:arxiv_id>/ask/": "/papers/{text}/ask/",
     "p/<int:pk>/discussion/": "/p/{int}/discussion/",
     "discussion/<int:paper_id>/": "/discussion/{int}/",
     "discussion/comments/<int:comment_id>/edit/": "/discussion/comments/{int}/edit/",
@@ -221,6 +222,7 @@ POST_FORMS = {
     "suggest/": ("/suggest/", ["link", "tag", "note"]),
     "discussion/<int:paper_id>/post/": ("/discussion/{int}/post/", ["body", "parent", "website"]),
     "discussion/<int:paper_id>/follow/": ("/discussion/{int}/follow/", ["follow"]),
+    "ask/<int:paper_id>/": ("/ask/{int}/", ["question"]),
     "discussion/comments/<int:comment_id>/edit/": ("/discussion/comments/{int}/edit/", ["body"]),
     "discussion/comments/<int:comment_id>/delete/": ("/discussion/comments/{int}/delete/", []),
     "discussion/comments/<int:comment_id>/report/": (
