@@ -20,7 +20,7 @@ def drop_search_index(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("catalog", "0028_fulltext")]
+    dependencies = [("catalog", "0029_author_parts_and_votes_in_change_log")]
 
     operations = [
         migrations.AddField(
