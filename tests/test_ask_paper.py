@@ -247,7 +247,10 @@ def test_an_answer_with_a_quote_not_in_the_text_is_refused_for_the_passages(
     assert "quoted words that are not in the paper, so it is not shown" in done["html"]
     assert "answer-quote" not in done["html"]
     # The reader gets the passages, the question's words marked.
-    assert f'<a href="/papers/{paper.arxiv_id}/read/#section-2-paragraph-1">4 Experiments</a>' in done["html"]
+    assert (
+        f'<a href="/papers/{paper.arxiv_id}/read/#section-2-paragraph-1">4 Experiments</a>'
+        in done["html"]
+    )
     assert "<mark>StepCheck</mark> <mark>improves</mark> <mark>accuracy</mark>" in done["html"]
     assert not Answer.objects.exists()
 
