@@ -6,7 +6,6 @@ written."""
 import time
 from collections.abc import Iterator
 
-import openai
 from django.conf import settings
 
 from answers.passages import Passage
@@ -37,6 +36,9 @@ def model_name() -> str:
 def stream_answer(*, question: str, passages: list[Passage]) -> Iterator[str]:
     """The answer's text as the model writes it, a piece at a time; ModelFailed
     when it cannot, or takes longer than ANSWER_SECONDS."""
+    # Loaded when a reader asks, not by every process that sets Django up.
+    import openai
+
     deadline = time.monotonic() + ANSWER_SECONDS
     client = openai.OpenAI(
         base_url=settings.LLM_BASE_URL or None,

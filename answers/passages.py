@@ -22,14 +22,17 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 from html import escape
+from typing import TYPE_CHECKING
 
 from django.utils.safestring import SafeString, mark_safe
-from nltk.stem.porter import PorterStemmer
 
 from catalog.models import FullTextSection, Paper
 from catalog.reading import paragraph_anchor
 from catalog.search import STOP_WORDS
 from discovery.search import closeness
+
+if TYPE_CHECKING:
+    from nltk.stem.porter import PorterStemmer
 
 # BM25's usual constants: how fast a word's repeats stop counting, and how much
 # a long paragraph is discounted.
@@ -67,12 +70,18 @@ class Passage:
         return [self.section, self.paragraph, self.heading]
 
 
-_STEMMER = PorterStemmer()
+@cache
+def _stemmer() -> "PorterStemmer":
+    # nltk (with scipy and scikit-learn) loads when a reader first asks, not
+    # in every process that sets Django up.
+    from nltk.stem.porter import PorterStemmer
+
+    return PorterStemmer()
 
 
 @cache
 def _stem(word: str) -> str:
-    stem: str = _STEMMER.stem(word)
+    stem: str = _stemmer().stem(word)
     return stem
 
 

@@ -10,11 +10,12 @@ the passages instead.
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal
-
-from openai.types.chat import ChatCompletionMessageParam
+from typing import TYPE_CHECKING, Literal
 
 from answers.passages import PASSAGE_CHARACTERS, Passage
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
 
 NOT_IN_TEXT = "NOT_IN_TEXT"
 # [3: "words"], with straight or curly quotes, spaces anywhere between.
@@ -53,7 +54,7 @@ class Checked:
     not_in_text: bool = False
 
 
-def messages(*, question: str, passages: list[Passage]) -> list[ChatCompletionMessageParam]:
+def messages(*, question: str, passages: list[Passage]) -> list["ChatCompletionMessageParam"]:
     numbered = "\n\n".join(
         f"[{passage.number}] ({passage.heading or 'untitled section'})\n"
         + passage.text[:PASSAGE_CHARACTERS]

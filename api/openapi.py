@@ -100,6 +100,7 @@ PARAMETER_EXAMPLES: dict[str, Any] = {
     "from": "2025-01-01",
     "to": "2025-12-31",
     "has_code": "1",
+    "in": "fulltext",
     "sort": "newest",
     "window": "7d",
     "added_since": "2026-01-31T00:00:00Z",

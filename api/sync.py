@@ -57,7 +57,7 @@ def parse_token(since: str | None, *, top: int) -> int:
     return int(since)
 
 
-@router.get("/changes", response={200: ChangePage, **ERRORS}, tags=["sync"])
+@router.get("/changes", response={200: ChangePage, **ERRORS}, tags=["sync"], exclude_unset=True)
 def changes(request: HttpRequest, query: Query[ChangesQuery]) -> dict[str, Any]:
     """Every paper added, changed, hidden, merged or removed since the token."""
     top = sync.seal()
