@@ -67,8 +67,9 @@ def category_ref(category: Category | None) -> dict[str, str] | None:
 
 
 def only_fields(item: dict[str, Any], fields: list[str] | None) -> dict[str, Any]:
-    """The item with only the fields asked for (all when none were named)."""
-    return item if fields is None else {name: item[name] for name in fields}
+    """The item with only the fields asked for (all when none were named). A field
+    the item leaves out (`passage` outside a full-text search) stays left out."""
+    return item if fields is None else {name: item[name] for name in fields if name in item}
 
 
 def paper_detail(

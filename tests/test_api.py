@@ -593,11 +593,15 @@ def test_fields_choose_what_items_carry(client, catalog):
     one = client.get(f"/api/v1/papers/{paper.arxiv_id}?fields=doi,similar").json()
     unknown = client.get("/api/v1/papers?fields=title,nonsense")
     detail_only = client.get("/api/v1/papers?fields=similar")
+    # `passage` belongs to full-text searches alone: elsewhere it stays out, named twice or not.
+    trending = client.get("/api/v1/trending?limit=2&fields=id,passage,id")
 
     assert [set(item) for item in listed] == [{"id", "title"}] * 2
     assert one == {"doi": paper.doi, "similar": []}
     assert unknown.status_code == 400 and "nonsense" in unknown.json()["errors"]["fields"][0]
     assert detail_only.status_code == 400  # a field of one paper's answer, not of a list's
+    assert trending.status_code == 200
+    assert all(set(item) == {"id"} for item in trending.json()["items"])
     assert set(client.get("/api/v1/papers?limit=1").json()["items"][0]) >= {"id", "abstract"}
 
 
