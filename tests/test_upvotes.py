@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from accounts import services, votes
 from accounts.models import Upvote
+from catalog import trending
 from catalog.filters import PaperFilter
 from catalog.models import Paper, ReaderSignal
 from catalog.page_cache import upvote_counts
@@ -89,6 +90,20 @@ def test_an_upvote_is_a_trending_signal_that_taking_it_back_leaves(client, reade
     client.post(f"/upvotes/{paper.pk}/upvote/")
     signals = ReaderSignal.objects.filter(paper=paper, reader=reader)
     assert list(signals.values_list("kind", flat=True)) == [ReaderSignal.Kind.UPVOTE]
+
+
+def test_votes_that_do_not_count_are_no_trending_signal():
+    paper = PaperFactory()
+    new = UserFactory()  # joined now
+    unconfirmed = counted_reader()
+    EmailAddress.objects.filter(user=unconfirmed).update(verified=False)
+    for user in (new, unconfirmed):
+        services.upvote(user=user, paper=paper)
+
+    assert not ReaderSignal.objects.filter(paper=paper).exists()
+    trending.refresh_trending()
+    paper.refresh_from_db()
+    assert (paper.trending_24h, paper.trending_7d, paper.trending_30d) == (None, None, None)
 
 
 def test_the_paper_page_upvotes_with_htmx(client, reader):
