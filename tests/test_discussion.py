@@ -253,6 +253,23 @@ def test_new_accounts_may_not_post_links(paper):
     assert not Comment.objects.exists()
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        "Buy at [this shop](//spam.example/deal)",
+        "Buy at [this shop](HTTPS&#58;//spam.example)",
+        "Write to [us](mailto:spam@spam.example)",
+    ],
+)
+def test_new_accounts_may_not_post_links_written_any_other_way(paper, body):
+    newcomer = Client(raise_request_exception=False)
+    newcomer.force_login(UserFactory())
+    response = post(newcomer, paper, body)
+    assert response.status_code == 400
+    assert "New accounts may not post links" in response.content.decode()
+    assert not Comment.objects.exists()
+
+
 def test_the_honeypot_refuses_bots_quietly(reader_client, paper):
     response = post(reader_client, paper, "Hello", website="http://bot.example")
     assert response.status_code == 400 and not Comment.objects.exists()
