@@ -42,10 +42,10 @@ LINK = {
 LAST_MODIFIED = {
     "Last-Modified": {
         "description": "The last change to the paper or what its page shows with it (tags,"
-        " categories, authors, code links, summaries); not moved by its upvote count or"
-        " its similar papers, which change apart from it: If-None-Match with the ETag"
-        " (the body's hash) covers those. If-Modified-Since is answered 304 when nothing"
-        " dated changed since.",
+        " categories, authors, code links, summaries), sent when `fields` leaves out"
+        " `upvotes` and `similar`, which change apart from it (If-None-Match with the"
+        " ETag, the body's hash, covers those). If-Modified-Since is answered 304 when"
+        " nothing changed since.",
         "schema": {"type": "string"},
         "example": "Fri, 05 Dec 2025 09:30:00 GMT",
     }
