@@ -12,13 +12,14 @@ RATE_LIMIT_HEADERS = {
     "RateLimit-Policy": {
         "description": "The allowance this request was counted in (IETF RateLimit header"
         ' fields): its name ("address" for anonymous requests, "token" for a token\'s),'
-        " how many requests (q) per window of how many seconds (w).",
+        " how many requests (q) per window of how many seconds (w); an upvote or a comment"
+        ' also names its own ("votes"; "comments" and "comments-address"), after a comma.',
         "schema": {"type": "string"},
         "example": '"address";q=120;w=60',
     },
     "RateLimit": {
-        "description": "What remains of the allowance (r) and the seconds until its window"
-        " renews (t).",
+        "description": "What remains of each allowance RateLimit-Policy names (r), in its"
+        " order, and the seconds until its window renews (t).",
         "schema": {"type": "string"},
         "example": '"address";r=42;t=17',
     },

@@ -382,6 +382,37 @@ def test_api_lists_and_posts_comments(client, reader, paper):
     assert {"get", "post"} <= set(schema["paths"]["/api/v1/papers/{ref}/comments"])
 
 
+def test_api_posts_name_the_comment_allowances_down_to_the_429(client, reader, paper, settings):
+    settings.RATELIMIT_ENABLE = True
+    settings.API_TOKEN_RATE_LIMIT = "100/m"
+    settings.COMMENT_READER_RATE_LIMIT = "1/m"
+    settings.COMMENT_ADDRESS_RATE_LIMIT = "5/h"
+    cache.clear()
+    _token, secret = create_api_token(user=reader, name="test")
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
+
+    def comment():
+        return client.post(
+            f"/api/v1/papers/{paper.pk}/comments",
+            {"body": "Via the API", "parent": None},
+            content_type="application/json",
+            **auth,
+        )
+
+    created, refused = comment(), comment()
+
+    assert created.status_code == 201 and refused.status_code == 429
+    assert created["RateLimit-Policy"] == (
+        '"token";q=100;w=60, "comments";q=1;w=60, "comments-address";q=5;w=3600'
+    )
+    assert re.fullmatch(
+        r'"token";r=99;t=\d+, "comments";r=0;t=\d+, "comments-address";r=4;t=\d+',
+        created["RateLimit"],
+    )
+    assert re.search(r'"comments";r=0;t=\d+', refused["RateLimit"])
+    cache.clear()
+
+
 def test_followers_get_new_comments_in_one_mail_with_one_click_unsubscribe(reader, paper):
     other_paper = PaperFactory()
     follower = UserFactory(date_joined=OLD)
