@@ -110,9 +110,10 @@ def _change_vote(*, user: User, paper: Paper, upvoted: bool) -> Paper:
         if changed:
             votes.recount_paper(paper=locked)
     selectors.forget_reader_ids(user=user)
-    if upvoted:
-        # As with saves, the first upvote's signal stands: taking it back and
-        # upvoting again is no fresh interest.
+    # As with saves, the first upvote's signal stands: taking it back and
+    # upvoting again is no fresh interest. Only a vote that counts is one:
+    # new accounts and unconfirmed addresses cannot push a paper up trending.
+    if upvoted and votes.counts_now(user=user, now=timezone.now()):
         trending.record_signal(paper_id=paper.pk, reader_id=user.pk, kind=ReaderSignal.Kind.UPVOTE)
     return locked
 

@@ -49,6 +49,15 @@ def eligible(*, now: datetime.datetime) -> QuerySet[Upvote]:
     )
 
 
+def counts_now(*, user: User, now: datetime.datetime) -> bool:
+    """Whether this reader's vote counts at `now`, by eligible()'s rule."""
+    return (
+        user.is_active
+        and user.date_joined <= now - ELIGIBLE_AFTER
+        and EmailAddress.objects.filter(user=user, verified=True).exists()
+    )
+
+
 def count_votes(votes: QuerySet[Upvote], *, now: datetime.datetime) -> Counts:
     """Each voted paper's counts, in COLUMNS' order, in one query."""
     windows = {

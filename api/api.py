@@ -4,8 +4,8 @@ Every response to a GET carries an ETag, the hash of its body: a client that
 sends it back (If-None-Match) is told 304 while the answer is unchanged. Lists
 carry no Last-Modified, since no one date says when a list last changed (a
 paper hidden or tagged changes it without being the newest); one paper carries
-its own, its changed_at (its upvotes and similar papers change apart from it:
-the ETag covers those). A query parameter
+its own, its changed_at, when its fields leave out its upvotes and similar
+papers (they change apart from it: the ETag alone covers them). A query parameter
 no route declares is refused (400), not ignored. Errors are
 problem details (RFC 9457, `application/problem+json`) with a `detail` message
 in words, and `errors` by parameter when parameters were refused, whichever
@@ -66,8 +66,9 @@ saved papers, subscriptions and upvotes (`PUT`/`DELETE /papers/{ref}/upvote`).
   seconds) and `RateLimit: "address";r=42;t=17` (what remains, and the seconds
   until the window renews), as the IETF draft has them.
 - GET answers carry an `ETag`; send it back in `If-None-Match` to be told 304
-  while nothing changed. One paper also carries `Last-Modified`, for
-  `If-Modified-Since`. HEAD is answered wherever GET is.
+  while nothing changed. One paper asked without its upvotes and similar papers
+  (`fields=`) also carries `Last-Modified`, for `If-Modified-Since`. HEAD is
+  answered wherever GET is.
 - Errors are problem details (RFC 9457): `application/problem+json` with `status`,
   `title`, `detail` in words and, when parameters were refused, `errors`: the
   messages for each parameter.

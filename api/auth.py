@@ -7,7 +7,10 @@ Retry-After (api.api's handler for RateLimited). Every answer says where its
 client stands, as the IETF's RateLimit header fields have it
 (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy` the allowance and
 its window, `RateLimit` what remains of it and the seconds until it renews
-(api.middleware writes them from the usage limit() kept on the request).
+(api.middleware writes them from the usage limit() kept on the request). A
+write with an allowance of its own (votes, comments) names it too, after the
+request's: `"token";r=530;t=50, "votes";r=0;t=9`, so a client sees it run
+down before its 429.
 """
 
 from dataclasses import dataclass
@@ -40,7 +43,13 @@ class Anonymous:
 
 ANONYMOUS = Anonymous()
 # The policies' names in the RateLimit headers, by the group counted in.
-POLICIES = {"api": "address", "api-token": "token"}
+POLICIES = {
+    "api": "address",
+    "api-token": "token",
+    "votes": "votes",
+    "comment-reader": "comments",
+    "comment-address": "comments-address",
+}
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,12 @@ class Usage:
             "RateLimit-Policy": f"{name};q={self.quota};w={self.window}",
             "RateLimit": f"{name};r={self.remaining};t={self.reset}",
         }
+
+
+def headers_of(usages: list[Usage]) -> dict[str, str]:
+    """The RateLimit header fields naming every allowance in `usages`, as lists."""
+    each = [usage.headers() for usage in usages]
+    return {name: ", ".join(fields[name] for fields in each) for name in each[0]} if each else {}
 
 
 def limit(request: HttpRequest, *, group: str, key: str, rate: str) -> None:
@@ -81,6 +96,20 @@ def usage_of(request: HttpRequest) -> Usage | None:
     """The usage limit() last counted the request in, if any."""
     found = getattr(request, "rate_limit_usage", None)
     return found if isinstance(found, Usage) else None
+
+
+def note_allowances(request: HttpRequest, *allowances: tuple[str, str, str]) -> None:
+    """Keep where the client stands in these (group, key, rate) allowances, which
+    the request was counted in apart from limit(), for the answer's headers."""
+    found = [_usage(request, group=group, key=key, rate=rate) for group, key, rate in allowances]
+    request.rate_limit_allowances = [usage for usage in found if usage is not None]  # type: ignore[attr-defined]
+
+
+def allowances_of(request: HttpRequest) -> list[Usage]:
+    """Where the client stands: standing_of(), then what note_allowances() kept."""
+    standing = standing_of(request)
+    noted = getattr(request, "rate_limit_allowances", [])
+    return ([standing] if standing is not None else []) + list(noted)
 
 
 def standing_of(request: HttpRequest) -> Usage | None:

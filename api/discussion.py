@@ -96,7 +96,10 @@ def post_comment(
     paper = paper_by_ref(ref, papers=Paper.objects.visible())
     user = auth.reader_of(request)
     try:
-        limits.count_post(request, user=user)
+        try:
+            limits.count_post(request, user=user)
+        finally:
+            auth.note_allowances(request, *limits.allowances(request, user=user))
         comment = services.post_comment(
             user=user, paper=paper, body=payload.body, parent_id=payload.parent
         )

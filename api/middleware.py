@@ -11,7 +11,7 @@ preflight allows only those methods and no request headers, so a page on
 another site can read the public API but never send a reader's token, and no
 cookie-bearing request is ever allowed cross-site. Every answer the rate limit
 counted carries its RateLimit headers, and so does an anonymous one no route
-counted (api.auth.standing_of).
+counted (api.auth.standing_of); a vote or a comment names its own allowance too.
 """
 
 import re
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.cache import patch_vary_headers
 
-from api.auth import standing_of
+from api.auth import allowances_of, headers_of
 from api.http import PROBLEM_CONTENT_TYPE, problem
 
 API_PREFIX = "/api/"
@@ -52,10 +52,8 @@ class ApiMiddleware:
         if request.method in ("GET", "HEAD") and "Authorization" not in request.headers:
             response["Access-Control-Allow-Origin"] = "*"
             response["Access-Control-Expose-Headers"] = EXPOSED_HEADERS
-        usage = standing_of(request)
-        if usage is not None:
-            for name, value in usage.headers().items():
-                response[name] = value
+        for name, value in headers_of(allowances_of(request)).items():
+            response[name] = value
         drop_unread_vary(response)
         patch_vary_headers(response, ["Authorization"])
         return response

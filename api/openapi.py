@@ -12,13 +12,14 @@ RATE_LIMIT_HEADERS = {
     "RateLimit-Policy": {
         "description": "The allowance this request was counted in (IETF RateLimit header"
         ' fields): its name ("address" for anonymous requests, "token" for a token\'s),'
-        " how many requests (q) per window of how many seconds (w).",
+        " how many requests (q) per window of how many seconds (w); an upvote or a comment"
+        ' also names its own ("votes"; "comments" and "comments-address"), after a comma.',
         "schema": {"type": "string"},
         "example": '"address";q=120;w=60',
     },
     "RateLimit": {
-        "description": "What remains of the allowance (r) and the seconds until its window"
-        " renews (t).",
+        "description": "What remains of each allowance RateLimit-Policy names (r), in its"
+        " order, and the seconds until its window renews (t).",
         "schema": {"type": "string"},
         "example": '"address";r=42;t=17',
     },
@@ -42,10 +43,10 @@ LINK = {
 LAST_MODIFIED = {
     "Last-Modified": {
         "description": "The last change to the paper or what its page shows with it (tags,"
-        " categories, authors, code links, summaries); not moved by its upvote count or"
-        " its similar papers, which change apart from it: If-None-Match with the ETag"
-        " (the body's hash) covers those. If-Modified-Since is answered 304 when nothing"
-        " dated changed since.",
+        " categories, authors, code links, summaries), sent when `fields` leaves out"
+        " `upvotes` and `similar`, which change apart from it (If-None-Match with the"
+        " ETag, the body's hash, covers those). If-Modified-Since is answered 304 when"
+        " nothing changed since.",
         "schema": {"type": "string"},
         "example": "Fri, 05 Dec 2025 09:30:00 GMT",
     }

@@ -6,6 +6,7 @@ Writes go through accounts.services, as the site's save, upvote and subscribe bu
 
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Query, Router
@@ -140,6 +141,7 @@ def change_vote(request: HttpRequest, ref: str, *, upvoted: bool) -> dict[str, A
     paper = paper_by_ref(ref, papers=Paper.objects.visible())
     user = auth.reader_of(request)
     wait = votes.retry_after(request, user=user)
+    auth.note_allowances(request, ("votes", f"reader:{user.pk}", settings.VOTE_RATE_LIMIT))
     if wait is not None:
         raise auth.RateLimited(retry_after=wait)
     if upvoted:

@@ -238,6 +238,11 @@ def trending(
     )
 
 
+# What a paper's answer shows that changes without moving its changed_at: an
+# answer holding them has no date a 304 could trust (If-Modified-Since).
+UNDATED_FIELDS = {"upvotes", "similar"}
+
+
 @router.get(
     "/papers/{path:ref}",
     response={200: schemas.PaperDetailFields, 404: schemas.Error, **ERRORS},
@@ -251,11 +256,13 @@ def paper(
     version: a version the paper does not have is a 404), by DOI (the paper's, or
     arXiv's `10.48550/arXiv.2505.15034`) or by its stable id here (a number).
     `Last-Modified` is the paper's last change (catalog.changes: its tags, categories,
-    authors, code links and summaries included; not its upvotes or similar papers)."""
+    authors, code links and summaries included), sent when `fields` leaves out its
+    upvotes and similar papers: those change apart from it, and only the ETag covers them."""
     chosen = item_fields(fields, schema=schemas.PaperDetail)
     paper = paper_with_everything(ref)
     similar = similar_papers(paper=paper) if chosen is None or "similar" in chosen else []
-    response["Last-Modified"] = http_date(paper.changed_at.timestamp())
+    if chosen is not None and not UNDATED_FIELDS.intersection(chosen):
+        response["Last-Modified"] = http_date(paper.changed_at.timestamp())
     detail = serializers.paper_detail(request, paper, similar=similar)
     return serializers.only_fields(detail, chosen)
 

@@ -1,6 +1,7 @@
 """What a client follows to keep a copy of the catalog: the change feed
 (catalog.sync), from a token to the next."""
 
+from pathlib import Path
 from typing import Any, Literal
 
 from django.conf import settings
@@ -131,6 +132,6 @@ def dump_file(request: HttpRequest) -> FileResponse:
     found = dump.manifest()
     if found is None:
         raise Http404(NO_DUMP)
-    path = settings.DUMP_DIR / found["file"]
+    path = Path(settings.DUMP_DIR) / found["file"]
     # The manifest names the file until it is replaced; the file before stays KEPT.
     return FileResponse(path.open("rb"), content_type="application/gzip", as_attachment=True)

@@ -125,11 +125,11 @@ def bibtex_name(name: Name) -> str:
 
 def bibtex_key(paper: Paper) -> str:
     """First author's family name, year and first word of the title: "smith2025learning"."""
-    year = paper.published_at.year if paper.published_at else None
+    year = paper.cited_date.moment.year
     authors = paper.parsed_authors
     first_author = key_word(authors[0]) if authors else ""
     first_word = next(iter(re.findall(r"[A-Za-z]{3,}", paper.title)), "paper")
-    key = re.sub(r"[^A-Za-z0-9]", "", f"{first_author}{year or ''}{first_word}").lower()
+    key = re.sub(r"[^A-Za-z0-9]", "", f"{first_author}{year}{first_word}").lower()
     return key or "paper"
 
 
@@ -140,10 +140,10 @@ def bibtex(paper: Paper, *, key: str | None = None) -> str:
         ("title", "{{" + tex_value(paper.title) + "}}"),
         ("author", "{" + " and ".join(bibtex_name(name) for name in names) + "}"),
     ]
-    if paper.published_at:
-        fields.append(("year", str(paper.published_at.year)))
-        # A month macro, unbraced: styles print it in their own language and form.
-        fields.append(("month", MONTHS[paper.published_at.month - 1]))
+    cited = paper.cited_date.moment
+    fields.append(("year", str(cited.year)))
+    # A month macro, unbraced: styles print it in their own language and form.
+    fields.append(("month", MONTHS[cited.month - 1]))
     if paper.arxiv_id:
         fields += [
             ("eprint", "{" + paper.arxiv_id + "}"),

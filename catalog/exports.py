@@ -60,18 +60,17 @@ def ris_name(name: Name) -> str:
 
 def ris_date(paper: Paper) -> str:
     """RIS's DA, "YYYY/MM/DD/": a part the paper's date does not have stays empty."""
-    assert paper.published_at is not None
-    day = f"{paper.published_at.day:02}" if paper.published_precision == "day" else ""
-    return f"{paper.published_at.year}/{paper.published_at.month:02}/{day}/"
+    cited = paper.cited_date
+    day = f"{cited.moment.day:02}" if cited.by_day else ""
+    return f"{cited.moment.year}/{cited.moment.month:02}/{day}/"
 
 
 def ris_entries(papers: Iterable[Paper]) -> Iterator[str]:
     for paper in papers:
         fields = [("TY", "JOUR" if paper.journal_ref else "UNPB"), ("TI", plain(paper.title))]
         fields += [("AU", ris_name(name)) for name in paper.parsed_authors]
-        if paper.published_at:
-            fields.append(("PY", str(paper.published_at.year)))
-            fields.append(("DA", ris_date(paper)))
+        fields.append(("PY", str(paper.cited_date.moment.year)))
+        fields.append(("DA", ris_date(paper)))
         if paper.abstract:
             fields.append(("AB", plain(paper.abstract)))
         if paper.arxiv_id:
@@ -112,11 +111,11 @@ def csl_item(paper: Paper, *, key: str) -> dict[str, Any]:
         "title": plain(paper.title),
         "author": [csl_name(name) for name in paper.parsed_authors],
     }
-    if paper.published_at:
-        parts = [paper.published_at.year, paper.published_at.month]
-        if paper.published_precision == Paper.DatePrecision.DAY:
-            parts.append(paper.published_at.day)
-        item["issued"] = {"date-parts": [parts]}
+    cited = paper.cited_date
+    parts = [cited.moment.year, cited.moment.month]
+    if cited.by_day:
+        parts.append(cited.moment.day)
+    item["issued"] = {"date-parts": [parts]}
     if paper.abstract:
         item["abstract"] = plain(paper.abstract)
     if paper.arxiv_id:

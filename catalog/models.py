@@ -453,6 +453,18 @@ class Paper(Versioned):
         return ShownDate(_("Added here"), self.added_at, _utc_day(self.added_at))
 
     @property
+    def cited_date(self) -> "CitedDate":
+        """The date exports cite, the one the citation tags give: first published
+        (to the day or only the month), or for a paper known only from here the
+        day it was added."""
+        if self.published_at:
+            return CitedDate(
+                self.published_at.astimezone(datetime.UTC),
+                by_day=self.published_precision == self.DatePrecision.DAY,
+            )
+        return CitedDate(self.added_at.astimezone(datetime.UTC), by_day=True)
+
+    @property
     def citation_date(self) -> str:
         """The list's date as reference managers read it (Highwire's Y/M/D, or Y/M
         for a paper known to the month): a paper known only from here has the day
@@ -509,6 +521,12 @@ class ShownDate:
     label: str | Promise  # lazily translated
     moment: datetime.datetime
     text: str
+
+
+@dataclass(frozen=True)
+class CitedDate:
+    moment: datetime.datetime  # in UTC
+    by_day: bool  # else known to the month
 
 
 def _utc_day(moment: datetime.datetime) -> str:

@@ -10,14 +10,19 @@ from core.http import client_ip
 from discussion.services import CommentRefused
 
 
+def allowances(request: HttpRequest, *, user: User) -> list[tuple[str, str, str]]:
+    """The reader's and the address's allowances of posts, as (group, key, rate)."""
+    return [
+        ("comment-reader", f"user:{user.pk}", settings.COMMENT_READER_RATE_LIMIT),
+        ("comment-address", client_ip(request), settings.COMMENT_ADDRESS_RATE_LIMIT),
+    ]
+
+
 def count_post(request: HttpRequest, *, user: User) -> None:
     """Count a post against the reader's and the address's allowances
     (COMMENT_READER_RATE_LIMIT, COMMENT_ADDRESS_RATE_LIMIT); CommentRefused
     with status 429 once either is spent."""
-    for group, key, rate in (
-        ("comment-reader", f"user:{user.pk}", settings.COMMENT_READER_RATE_LIMIT),
-        ("comment-address", client_ip(request), settings.COMMENT_ADDRESS_RATE_LIMIT),
-    ):
+    for group, key, rate in allowances(request, user=user):
         if not rate:
             continue
         usage = get_usage(

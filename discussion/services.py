@@ -24,8 +24,10 @@ from discussion.models import (
     DiscussionLock,
 )
 
-# What counts as a link in a comment's text: an address, written bare or in Markdown.
+# What counts as a link in a comment's text: an address, written bare or in Markdown,
+# and whatever its rendering makes a link (`[x](//host)`, an address written in entities).
 LINK = re.compile(r"https?://|www\.", re.IGNORECASE)
+RENDERED_LINK = re.compile(r"<a\s[^>]*\bhref=", re.IGNORECASE)
 
 
 class CommentRefused(Exception):
@@ -59,11 +61,15 @@ def clean_body(*, user: User, body: str) -> str:
     new_account = timezone.now() - user.date_joined < datetime.timedelta(
         days=settings.DISCUSSION_NEW_ACCOUNT_DAYS
     )
-    if new_account and len(LINK.findall(body)) > settings.DISCUSSION_NEW_ACCOUNT_LINKS:
+    if new_account and links_in(body) > settings.DISCUSSION_NEW_ACCOUNT_LINKS:
         raise CommentRefused(
             _("New accounts may not post links yet; please write the address without it.")
         )
     return body
+
+
+def links_in(body: str) -> int:
+    return max(len(LINK.findall(body)), len(RENDERED_LINK.findall(render_markdown(body))))
 
 
 def recount(paper_id: int) -> None:

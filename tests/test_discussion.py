@@ -253,6 +253,23 @@ def test_new_accounts_may_not_post_links(paper):
     assert not Comment.objects.exists()
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        "Buy at [this shop](//spam.example/deal)",
+        "Buy at [this shop](HTTPS&#58;//spam.example)",
+        "Write to [us](mailto:spam@spam.example)",
+    ],
+)
+def test_new_accounts_may_not_post_links_written_any_other_way(paper, body):
+    newcomer = Client(raise_request_exception=False)
+    newcomer.force_login(UserFactory())
+    response = post(newcomer, paper, body)
+    assert response.status_code == 400
+    assert "New accounts may not post links" in response.content.decode()
+    assert not Comment.objects.exists()
+
+
 def test_the_honeypot_refuses_bots_quietly(reader_client, paper):
     response = post(reader_client, paper, "Hello", website="http://bot.example")
     assert response.status_code == 400 and not Comment.objects.exists()
@@ -363,6 +380,37 @@ def test_api_lists_and_posts_comments(client, reader, paper):
     schema = client.get("/api/v1/openapi.json").json()
     assert "/api/v1/papers/{ref}/comments" in schema["paths"]
     assert {"get", "post"} <= set(schema["paths"]["/api/v1/papers/{ref}/comments"])
+
+
+def test_api_posts_name_the_comment_allowances_down_to_the_429(client, reader, paper, settings):
+    settings.RATELIMIT_ENABLE = True
+    settings.API_TOKEN_RATE_LIMIT = "100/m"
+    settings.COMMENT_READER_RATE_LIMIT = "1/m"
+    settings.COMMENT_ADDRESS_RATE_LIMIT = "5/h"
+    cache.clear()
+    _token, secret = create_api_token(user=reader, name="test")
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
+
+    def comment():
+        return client.post(
+            f"/api/v1/papers/{paper.pk}/comments",
+            {"body": "Via the API", "parent": None},
+            content_type="application/json",
+            **auth,
+        )
+
+    created, refused = comment(), comment()
+
+    assert created.status_code == 201 and refused.status_code == 429
+    assert created["RateLimit-Policy"] == (
+        '"token";q=100;w=60, "comments";q=1;w=60, "comments-address";q=5;w=3600'
+    )
+    assert re.fullmatch(
+        r'"token";r=99;t=\d+, "comments";r=0;t=\d+, "comments-address";r=4;t=\d+',
+        created["RateLimit"],
+    )
+    assert re.search(r'"comments";r=0;t=\d+', refused["RateLimit"])
+    cache.clear()
 
 
 def test_followers_get_new_comments_in_one_mail_with_one_click_unsubscribe(reader, paper):

@@ -305,6 +305,22 @@ def test_ris_dates_say_no_more_than_the_paper_knows(client, awkward):
     assert "$" not in entries["arXiv:2503.00000"]["title"]
 
 
+def test_a_paper_known_only_from_here_is_cited_by_the_day_it_was_added(client):
+    """As its page's citation tags date it: a reference is never without a year."""
+    added = datetime.datetime(2025, 6, 7, 23, 30, tzinfo=datetime.UTC)
+    paper = PaperFactory(
+        arxiv_id=None, version=None, published_at=None, added_at=added, authors=["Ada Lovelace"]
+    )
+    assert paper.citation_date == "2025/06/07"
+
+    entry = bibtexparser.parse_string(body(client.get("/export.bib"))).entries[0]
+    assert (entry.key, entry["year"], entry["month"]) == ("lovelace2025study", "2025", "jun")
+    (ris,) = rispy.loads(body(client.get("/export.ris")))
+    assert (ris["year"], ris["date"]) == ("2025", "2025/06/07/")
+    (item,) = json.loads(body(client.get("/export.csl.json")))
+    assert item["issued"] == {"date-parts": [[2025, 6, 7]]}
+
+
 def test_csl_json_cites_a_preprint_as_a_csl_processor_expects(client, awkward):
     items = json.loads(body(client.get("/export.csl.json")))
     item = next(item for item in items if item["id"] == "2503.00001")

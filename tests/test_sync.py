@@ -10,6 +10,7 @@ import json
 import threading
 from urllib.parse import quote
 
+import environ
 import pytest
 from django.core.management import call_command
 from django.db import connection, connections, transaction
@@ -287,7 +288,8 @@ def test_before_any_dump_the_dump_is_a_404(client, settings, tmp_path):
 def test_a_client_loading_the_dump_then_following_changes_ends_with_a_fresh_dump(
     client, settings, tmp_path
 ):
-    settings.DUMP_DIR = tmp_path
+    # As settings.py reads it from the environment: an environ.Path, which has no `/`.
+    settings.DUMP_DIR = environ.Path(str(tmp_path))
     settings.SITE_ROOT = "http://testserver"
     hidden, edited = PaperFactory.create_batch(2)
     untouched = PaperFactory(tags=[TagFactory()], primary_category=CategoryFactory(code="math.GT"))

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from accounts import services, votes
 from accounts.models import Upvote
+from catalog import trending
 from catalog.filters import PaperFilter
 from catalog.models import Paper, ReaderSignal
 from catalog.page_cache import upvote_counts
@@ -89,6 +90,20 @@ def test_an_upvote_is_a_trending_signal_that_taking_it_back_leaves(client, reade
     client.post(f"/upvotes/{paper.pk}/upvote/")
     signals = ReaderSignal.objects.filter(paper=paper, reader=reader)
     assert list(signals.values_list("kind", flat=True)) == [ReaderSignal.Kind.UPVOTE]
+
+
+def test_votes_that_do_not_count_are_no_trending_signal():
+    paper = PaperFactory()
+    new = UserFactory()  # joined now
+    unconfirmed = counted_reader()
+    EmailAddress.objects.filter(user=unconfirmed).update(verified=False)
+    for user in (new, unconfirmed):
+        services.upvote(user=user, paper=paper)
+
+    assert not ReaderSignal.objects.filter(paper=paper).exists()
+    trending.refresh_trending()
+    paper.refresh_from_db()
+    assert (paper.trending_24h, paper.trending_7d, paper.trending_30d) == (None, None, None)
 
 
 def test_the_paper_page_upvotes_with_htmx(client, reader):
@@ -306,15 +321,24 @@ def test_the_api_refuses_upvotes_without_a_token_and_of_unknown_papers(client):
     assert not Upvote.objects.exists()
 
 
-def test_the_api_limits_votes_per_reader(client, settings):
+def test_the_api_limits_votes_per_reader_and_says_where_they_stand(client, settings):
     settings.RATELIMIT_ENABLE = True
-    settings.VOTE_RATE_LIMIT = "1/m"
+    settings.VOTE_RATE_LIMIT = "2/m"
+    settings.API_TOKEN_RATE_LIMIT = "100/m"
     cache.clear()
     paper = PaperFactory()
     auth = bearer(counted_reader())
-    assert client.put(f"/api/v1/papers/{paper.pk}/upvote", **auth).status_code == 200
-    refused = client.delete(f"/api/v1/papers/{paper.pk}/upvote", **auth)
+    voted = client.put(f"/api/v1/papers/{paper.pk}/upvote", **auth)
+    assert voted.status_code == 200
+    assert voted["RateLimit-Policy"] == '"token";q=100;w=60, "votes";q=2;w=60'
+    assert re.fullmatch(r'"token";r=99;t=\d+, "votes";r=1;t=\d+', voted["RateLimit"])
+    assert client.delete(f"/api/v1/papers/{paper.pk}/upvote", **auth).status_code == 200
+    refused = client.put(f"/api/v1/papers/{paper.pk}/upvote", **auth)
     assert refused.status_code == 429 and refused.json()["retry_after"] > 0
+    # The spent allowance is the one named empty, not the token's, which has plenty.
+    assert re.fullmatch(r'"token";r=97;t=\d+, "votes";r=0;t=\d+', refused["RateLimit"])
+    # Reads name the token's allowance alone.
+    assert client.get("/api/v1/me/saved", **auth)["RateLimit-Policy"] == '"token";q=100;w=60'
     cache.clear()
 
 
