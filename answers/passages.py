@@ -21,11 +21,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import cache
-from html import escape
 from typing import TYPE_CHECKING
 
 from django.utils.safestring import SafeString, mark_safe
 
+from catalog.highlight import CLOSE, OPEN, marked_html
 from catalog.models import FullTextSection, Paper
 from catalog.reading import paragraph_anchor
 from catalog.search import STOP_WORDS
@@ -149,7 +149,8 @@ def _bm25(documents: list[list[str]], wanted: set[str]) -> list[float]:
 
 
 def highlighted(text: str, question: str) -> SafeString:
-    """The passage as HTML, each word sharing a stem with the question marked."""
+    """The passage as HTML, each word sharing a stem with the question marked,
+    its math for KaTeX as a search's passages have it (catalog.highlight)."""
     wanted = set(terms(question))
     pieces: list[str] = []
     end = 0
@@ -157,7 +158,8 @@ def highlighted(text: str, question: str) -> SafeString:
         word = match.group()
         if word.casefold() in STOP_WORDS or _stem(word.casefold()) not in wanted:
             continue
-        pieces += [escape(text[end : match.start()]), f"<mark>{escape(word)}</mark>"]
+        pieces += [text[end : match.start()], OPEN, word, CLOSE]
         end = match.end()
-    pieces.append(escape(text[end:]))
-    return mark_safe("".join(pieces))  # noqa: S308 - every piece of text is escaped
+    pieces.append(text[end:])
+    # marked_html escapes every piece of text and writes only its own tags.
+    return mark_safe(marked_html("".join(pieces)))  # noqa: S308

@@ -100,6 +100,11 @@ def setup() -> None:
         EAGER_TASKS_IN_THREADS="off",
         DEBUG="1",
         REDIS_URL="",
+        # The papers stored with --stale would otherwise queue summaries, and
+        # previews and full texts fetched from arXiv: none bears on neighbours.
+        SUMMARY_AUTO="0",
+        PREVIEW_AUTO="0",
+        FULLTEXT_AUTO="0",
     )
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django

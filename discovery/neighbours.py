@@ -8,6 +8,7 @@ model so that the task for a new paper searches it rather than every vector.
 """
 
 import datetime
+import functools
 import io
 import logging
 import math
@@ -32,6 +33,7 @@ from discovery.models import PaperVector
 if TYPE_CHECKING:
     # Types alone: faiss is imported only where an index is built or read.
     import faiss
+    from nltk.stem.porter import PorterStemmer
 
 # (paper id, vector bytes) as the database gives them.
 VectorRow = tuple[int, bytes | memoryview]
@@ -87,9 +89,30 @@ def make_index(matrix: np.ndarray) -> "faiss.Index":
 
 
 def shared_terms(first: list[str], second: list[str]) -> list[str]:
-    """The words both papers weigh most, in the first paper's order."""
-    theirs = set(second)
-    return [term for term in first if term in theirs][:SHARED_TERMS_SHOWN]
+    """The words both papers weigh most, in the first paper's order, a word
+    once in whatever form: "verifier" and "verifiers" are one word to a reader,
+    and shown twice they would crowd out a second thing the papers share."""
+    theirs = {word_stem(term) for term in second}
+    shown: dict[str, str] = {}
+    for term in first:
+        stem = word_stem(term)
+        if stem in theirs and stem not in shown:
+            shown[stem] = term
+    return list(shown.values())[:SHARED_TERMS_SHOWN]
+
+
+@functools.cache
+def word_stem(term: str) -> str:
+    """The term's words' Porter stems (a tf-idf term may be two words)."""
+    return " ".join(_stemmer().stem(word) for word in term.split())
+
+
+@functools.cache
+def _stemmer() -> "PorterStemmer":
+    # nltk is loaded where neighbours are written (a worker), not by every process.
+    from nltk.stem.porter import PorterStemmer
+
+    return PorterStemmer()
 
 
 def neighbours_from_search(

@@ -251,7 +251,7 @@ def test_an_answer_with_a_quote_not_in_the_text_is_refused_for_the_passages(
         f'<a href="/papers/{paper.arxiv_id}/read/#section-2-paragraph-1">4 Experiments</a>'
         in done["html"]
     )
-    assert "<mark>StepCheck</mark> <mark>improves</mark> <mark>accuracy</mark>" in done["html"]
+    assert "<mark>StepCheck improves accuracy</mark>" in done["html"]
     assert not Answer.objects.exists()
 
 
@@ -347,6 +347,32 @@ def test_without_a_model_the_reader_gets_the_best_passages_marked(client, paper,
     assert "<mark>GSM8K</mark>." in done["html"]
     assert done["html"].index("section-2-paragraph-1") < done["html"].index("section-1-paragraph-2")
     assert not Answer.objects.exists()
+
+
+def test_the_passages_math_and_headings_are_sent_for_typesetting(client, reader, settings):
+    settings.LLM_MODEL = ""
+    paper = PaperFactory()
+    parsed = ParsedText(
+        source=FullText.Source.HTML,
+        sections=[
+            ParsedSection(
+                heading=r"3 Results on $\textsc{LongBench}$",
+                level=1,
+                paragraphs=[r"Strided attention costs $O(n \sqrt{n})$ where dense costs <more>."],
+            )
+        ],
+    )
+    store_fulltext(paper=paper, parsed=parsed, pictures=[])
+
+    done = events(ask(client, paper, "What does strided attention cost?", **STREAM))[-1][1]
+
+    # The TeX is left for KaTeX, as in the Read view and a search's passages,
+    # never shown as dollar signs; the text around it is escaped.
+    assert r'<span class="math">O(n \sqrt{n})</span>' in done["html"]
+    assert r'3 Results on <span class="math">\textsc{LongBench}</span></a>' in done["html"]
+    assert "$" not in done["html"]
+    assert "<mark>Strided attention costs</mark>" in done["html"]
+    assert "&lt;more&gt;" in done["html"]
 
 
 def test_a_model_that_fails_leaves_the_reader_the_passages(client, paper, reader, fake_llm):

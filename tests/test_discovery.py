@@ -267,6 +267,29 @@ def test_a_stored_paper_gets_its_neighbours_at_once(settings, django_capture_on_
 
 
 @pytest.mark.django_db
+def test_why_names_a_shared_word_once_whatever_its_form():
+    topic_papers()
+    verifiers = [
+        PaperFactory(
+            title=f"Verifiers that check reasoning, study {n}",
+            abstract=f"A verifier checks each reasoning step; verifiers trained on traces "
+            f"reward the policy. Variant {n}.",
+        )
+        for n in range(3)
+    ]
+    build()
+
+    rows = SimilarPaper.objects.filter(paper=verifiers[0], similar__in=verifiers[1:])
+    assert rows.count() == 2
+    for row in rows:
+        assert len({"verifier", "verifiers"} & set(row.terms)) == 1
+        assert len({"check", "checks"} & set(row.terms)) <= 1
+    assert neighbours.shared_terms(["verifiers", "policy", "verifier"], ["verifier"]) == [
+        "verifiers"
+    ]
+
+
+@pytest.mark.django_db
 def test_near_copies_are_listed_once(monkeypatch):
     monkeypatch.setattr(neighbours, "NEAR_COPY", 0.9)
     papers = topic_papers()

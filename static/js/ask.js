@@ -65,6 +65,8 @@
     } finally {
       button.disabled = false;
       result.removeAttribute("aria-busy");
+      // The passages' math, typeset as the page's own (site.js).
+      if (typeof typesetMath === "function") typesetMath(result);
     }
   }
 

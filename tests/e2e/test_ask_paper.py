@@ -2,6 +2,7 @@
 writes it, then its quotes link to their paragraphs in the Read view; without
 a model the passages come marked. axe finds nothing on the page either way."""
 
+import re
 import threading
 
 import pytest
@@ -34,6 +35,7 @@ def paper():
                 level=1,
                 paragraphs=[
                     "We propose StepCheck, a verifier trained on ten thousand reasoning traces.",
+                    "Each StepCheck call costs $O(n)$ for a trace of $n$ steps.",
                     *[f"Background paragraph {n} on arithmetic." for n in range(30)],
                 ],
             ),
@@ -86,6 +88,11 @@ def test_without_a_model_the_reader_gets_the_passages_marked(page, live_server, 
     ask(page, "What does StepCheck improve?")
 
     expect(page.locator(".answer-notice")).to_contain_text("No language model answers")
-    expect(page.locator(".answer-passages mark").first).to_have_text("StepCheck")
+    expect(page.locator(".answer-passages mark").first).to_have_text("StepCheck improves")
+    # A passage's math is typeset as the page's own is, once it nears the screen.
+    math = page.locator(".answer-passages .math").first
+    math.scroll_into_view_if_needed()
+    expect(math).to_have_class(re.compile("is-typeset"))
+    expect(math.locator(".katex")).to_have_count(1)
     assert violations(page) == []
     assert policy_violations(page) == []

@@ -1,6 +1,7 @@
 """Pages a researcher stays on, in Chromium at 1366x900: papers above the fold in
 both views, the compact view kept, filters applied as they change with a clean
-address, screenshots opened larger, the footer at the bottom."""
+address, screenshots opened larger, a paper's figures as a strip on a phone,
+the footer at the bottom."""
 
 import re
 
@@ -8,7 +9,8 @@ import pytest
 from django.core.files.base import ContentFile
 from playwright.sync_api import expect
 
-from catalog.models import PaperImage
+from catalog.models import FullText, PaperImage
+from enrichment.fulltext import ParsedFigure, ParsedSection, ParsedText, Picture, store_fulltext
 from tests.e2e.conftest import png
 from tests.factories import CodeLinkFactory, PaperFactory, TagFactory
 
@@ -86,6 +88,32 @@ def test_a_screenshot_opens_larger_and_closes_with_escape(page, settings, tmp_pa
     page.keyboard.press("Escape")
     expect(viewer).to_be_hidden()
     expect(link).to_be_focused()
+
+
+def test_on_a_phone_the_figures_are_one_row_to_swipe_not_a_column(page, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+    paper = PaperFactory()
+    figures = [
+        ParsedFigure(section_position=0, after_paragraph=1, caption=f"Figure {n}.", image_url="x")
+        for n in range(6)
+    ]
+    text = ParsedSection(heading="1 Introduction", level=1, paragraphs=["Text."])
+    store_fulltext(
+        paper=paper,
+        parsed=ParsedText(source=FullText.Source.HTML, sections=[text], figures=figures),
+        pictures=[Picture(data=png(600, 300), width=600, height=300) for _ in figures],
+    )
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(paper.get_absolute_url())
+
+    tops = page.locator(".figure-strip img").evaluate_all(
+        "(images) => images.map((image) => Math.round(image.getBoundingClientRect().top))"
+    )
+    assert len(tops) == 6 and len(set(tops)) == 1
+    strip = page.locator(".figure-strip").evaluate("(e) => [e.scrollWidth, e.clientWidth]")
+    assert strip[0] > strip[1]  # the strip scrolls sideways...
+    # ...and the page does not.
+    assert page.evaluate("document.documentElement.scrollWidth") == 390
 
 
 def test_the_footer_sits_at_the_bottom_of_a_short_page(page):
