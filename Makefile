@@ -110,10 +110,11 @@ test: lint $(CHROMIUM) $(NGINX) $(WRK) $(PDFLATEX) $(PGBOUNCER)
 	# The embedded default: the demo must also come up on a bare SQLite file,
 	# search there must find and mark what it does on PostgreSQL, its triggers keep
 	# counts and the change log, writes move the rows' versions, and a search of
-	# the full texts finds and marks the passages it does on PostgreSQL.
+	# the full texts finds and marks the passages it does on PostgreSQL, and the
+	# search box's suggestions and "did you mean" agree with PostgreSQL's.
 	DATABASE_URL=sqlite:///$(CURDIR)/.smoke.sqlite3 $(BIN)/pytest tests/test_demo_smoke.py tests/test_search.py \
 	  tests/test_search_results.py tests/test_paper_counts.py tests/test_catalog_changes.py tests/test_sync.py \
-	  tests/test_fulltext_search.py
+	  tests/test_fulltext_search.py tests/test_search_suggestions.py
 	rm -f .smoke.sqlite3
 
 format: $(VENV)/.installed
