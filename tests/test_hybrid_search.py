@@ -152,6 +152,22 @@ def test_the_related_papers_cost_the_list_no_query(client, vector_dir):
     assert len(hybrid.captured_queries) == len(lexical.captured_queries)
 
 
+@pytest.mark.parametrize(
+    ("query", "topic"),
+    [
+        ("telecopes", "galaxies"),  # misspelt: the word it misspells stands for it
+        ("supergalaxies", "galaxies"),  # a compound: the known word it ends with
+        ("aminoacids folding", "proteins"),  # one known word, one it starts with
+    ],
+)
+def test_a_word_the_model_never_saw_stands_for_the_known_words_like_it(query, topic):
+    papers = topic_papers()
+    build()
+    found = listed(query)
+    assert not any(paper.word_match for paper in found)
+    assert {paper.pk for paper in found[:4]} == {paper.pk for paper in papers[topic]}
+
+
 @pytest.mark.parametrize("query", ["-", '"', "or or", "-amino", '"amino acid', "a" * 300, "\x00"])
 def test_any_search_is_answered(client, query):
     topic_papers()
