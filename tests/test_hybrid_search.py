@@ -181,3 +181,15 @@ def test_the_check_names_a_setting_that_names_nothing(settings):
     assert errors
     settings.SEARCH_NEIGHBOURS = "discovery.search.papers_near"
     assert not [m for m in checks.run_checks() if m.id == "catalog.E003"]
+
+
+def test_the_apis_items_say_whether_the_words_or_the_meaning_found_them(client):
+    papers = topic_papers()
+    build()
+    items = client.get("/api/v1/papers", {"q": "telescopes"}).json()["items"]
+    galaxies = {paper.pk for paper in papers["galaxies"]}
+    assert {item["id"] for item in items if item["matched"] == "words"} == galaxies
+    assert all(item["matched"] == "meaning" for item in items if item["id"] not in galaxies)
+    newest = client.get("/api/v1/papers", {"q": "telescopes", "sort": "newest"}).json()["items"]
+    assert {item["id"] for item in newest} == galaxies
+    assert not any("matched" in item for item in newest)
