@@ -14,6 +14,7 @@ export SITE_ROOT ?= http://$(if $(filter 0.0.0.0,$(HOST)),127.0.0.1,$(HOST)):$(P
 
 .PHONY: run test check lint format lock migrate demo worker beat clean bench-import bench profile
 .PHONY: bench-freshness bench-code-links bench-similar bench-search bench-discovery bench-fulltext
+.PHONY: bench-hybrid
 .PHONY: api-fuzz fuzz
 
 $(BIN)/python:
@@ -156,6 +157,12 @@ bench-similar: $(VENV)/.installed
 bench-search: $(VENV)/.installed
 	$(BIN)/python -m bench.search_quality --show
 	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/python -m bench.search_quality --postgres
+
+# The hybrid search, the search box's suggestions and "did you mean" timed at
+# HYBRID_PAPERS synthetic papers, their vectors and neighbours built (BENCHMARKS.md).
+HYBRID_PAPERS ?= 100000
+bench-hybrid: $(VENV)/.installed
+	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/python -m bench.hybrid --papers $(HYBRID_PAPERS)
 
 # Search inside papers at FULLTEXTS synthetic stored full texts, in a scratch
 # database: build time, storage, index size and the full-text search's p95
