@@ -14,6 +14,7 @@ export SITE_ROOT ?= http://$(if $(filter 0.0.0.0,$(HOST)),127.0.0.1,$(HOST)):$(P
 
 .PHONY: run test check lint format lock migrate demo worker beat clean bench-import bench profile
 .PHONY: bench-freshness bench-code-links bench-similar bench-search bench-discovery bench-fulltext
+.PHONY: bench-hybrid
 .PHONY: api-fuzz fuzz
 
 $(BIN)/python:
@@ -110,10 +111,11 @@ test: lint $(CHROMIUM) $(NGINX) $(WRK) $(PDFLATEX) $(PGBOUNCER)
 	# The embedded default: the demo must also come up on a bare SQLite file,
 	# search there must find and mark what it does on PostgreSQL, its triggers keep
 	# counts and the change log, writes move the rows' versions, and a search of
-	# the full texts finds and marks the passages it does on PostgreSQL.
+	# the full texts finds and marks the passages it does on PostgreSQL, and the
+	# search box's suggestions and "did you mean" agree with PostgreSQL's.
 	DATABASE_URL=sqlite:///$(CURDIR)/.smoke.sqlite3 $(BIN)/pytest tests/test_demo_smoke.py tests/test_search.py \
 	  tests/test_search_results.py tests/test_paper_counts.py tests/test_catalog_changes.py tests/test_sync.py \
-	  tests/test_fulltext_search.py
+	  tests/test_fulltext_search.py tests/test_search_suggestions.py
 	rm -f .smoke.sqlite3
 
 format: $(VENV)/.installed
@@ -155,6 +157,12 @@ bench-similar: $(VENV)/.installed
 bench-search: $(VENV)/.installed
 	$(BIN)/python -m bench.search_quality --show
 	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/python -m bench.search_quality --postgres
+
+# The hybrid search, the search box's suggestions and "did you mean" timed at
+# HYBRID_PAPERS synthetic papers, their vectors and neighbours built (BENCHMARKS.md).
+HYBRID_PAPERS ?= 100000
+bench-hybrid: $(VENV)/.installed
+	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/python -m bench.hybrid --papers $(HYBRID_PAPERS)
 
 # Search inside papers at FULLTEXTS synthetic stored full texts, in a scratch
 # database: build time, storage, index size and the full-text search's p95

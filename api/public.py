@@ -119,6 +119,10 @@ def list_answer(
     if page.passages is not None:
         for item in items:
             item["passage"] = serializers.passage_item(request, page.passages.get(item["id"]))
+    for paper, item in zip(page.rows, items, strict=True):
+        # A hybrid search's rows say whether the words or the meaning found them.
+        if hasattr(paper, "word_match"):
+            item["matched"] = "words" if paper.word_match else "meaning"
     return {
         "items": [serializers.only_fields(item, chosen) for item in items],
         "total": page.total,

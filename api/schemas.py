@@ -198,6 +198,12 @@ class PaperItem(Schema):
         " holding the words (null for a paper found by its title, authors or abstract"
         " alone). Left out of other lists.",
     )
+    matched: Literal["words", "meaning"] | None = Field(
+        None,
+        description="With `q` sorted by relevance, where the site has paper vectors: `words`"
+        " for a paper holding the search's words, `meaning` for one found close to them in"
+        " meaning alone. Left out of other lists.",
+    )
 
 
 def only_asked(model: type[Schema], name: str) -> type[Schema]:

@@ -1054,3 +1054,40 @@ class FullTextFigure(models.Model):
 
     def __str__(self) -> str:
         return f"{self.paper_id} figure {self.position}"
+
+
+class SearchTerm(models.Model):
+    """A name a search may mean: a tag's, a category's code or name, or an
+    author's. A database view over those tables (migration 0031), so it is
+    never out of step with them: the search box offers its terms as a reader
+    types, and a search that misspells one is asked "did you mean" it
+    (catalog.vocabulary). `normalized` is folded as normalize_name folds an
+    author's name, with a tag's underscores read as spaces; PostgreSQL has a
+    trigram index on each table's column behind it."""
+
+    class Kind(models.TextChoices):
+        TAG = "tag", _("Tag")
+        CATEGORY = "category", _("Category")
+        AUTHOR = "author", _("Author")
+
+    id = models.CharField(primary_key=True, max_length=340)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    # Tags first, then categories, then authors, where several match.
+    kind_order = models.PositiveSmallIntegerField()
+    key = models.CharField(max_length=AUTHOR_SLUG_LENGTH)  # the slug, or a category's code
+    label = models.CharField(max_length=300)
+    normalized = models.CharField(max_length=300)
+
+    class Meta:
+        managed = False
+        db_table = "catalog_searchterm"
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.label}"
+
+    def get_absolute_url(self) -> str:
+        return reverse(f"catalog:{self.kind}", args=[self.key])
+
+    @property
+    def shown(self) -> str:
+        return tag_label(self.label) if self.kind == self.Kind.TAG else self.label

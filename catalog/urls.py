@@ -7,6 +7,7 @@ app_name = "catalog"
 urlpatterns = [
     path("", views.paper_list, name="paper_list"),
     path("export.<str:fmt>", views.export_list, name="export"),
+    path("search/suggestions/", views.search_suggestions, name="search-suggestions"),
     # Before the paper's own address, whose <path:> would take it too.
     path("papers/<path:arxiv_id>/read/", views.paper_read, name="paper-read"),
     path("papers/<path:arxiv_id>/", views.paper_detail, name="paper"),

@@ -57,6 +57,7 @@ from catalog.selectors import (
     with_list_related,
 )
 from catalog.trending import DEFAULT_WINDOW
+from catalog.vocabulary import did_you_mean, typed_terms
 from core.http import safe_methods
 from core.limits import limit_pages, limit_searches
 
@@ -162,6 +163,12 @@ def render_paper_list(
     params = params.copy()
     params.pop("page", None)
     sorted_by = paper_filter.sorted_by
+    # A search misspelling a tag's, a category's or an author's name is asked
+    # whether it meant that one, and offered the search with the name put right.
+    suggested = did_you_mean(searched) if searched and page.number == 1 else None
+    corrected = params.copy()
+    if suggested and suggested.corrected:
+        corrected["q"] = suggested.corrected
     ctx = {
         "filter": paper_filter,
         "page": page,
@@ -184,6 +191,8 @@ def render_paper_list(
         # A search none of whose papers holds its words shows the closest in meaning.
         "only_related": bool(searched and page and page.number == 1)
         and not any(getattr(paper, "word_match", True) for paper in page),
+        "did_you_mean": suggested,
+        "corrected_query": corrected.urlencode() if suggested and suggested.corrected else "",
         "relevance_candidates": (
             settings.SEARCH_RELEVANCE_CANDIDATES
             if paper_filter.ranks_newest_only
@@ -229,6 +238,18 @@ def wider_period(paper_filter: PaperFilter, *, papers: QuerySet[Paper]) -> dict[
 @cached_page(**LIST_PARAMETERS)
 def paper_list(request: HttpRequest) -> HttpResponse:
     return render_paper_list(request, papers=Paper.objects.visible(), catalog_part="all")
+
+
+@safe_methods
+@limit_pages
+def search_suggestions(request: HttpRequest) -> HttpResponse:
+    """The tags, categories and authors the search box offers as a reader types
+    (an htmx fragment; one query, kept in the catalog cache)."""
+    return render(
+        request,
+        "catalog/_search_suggestions.html",
+        {"terms": typed_terms(request.GET.get("q", ""))},
+    )
 
 
 @safe_methods

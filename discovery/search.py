@@ -5,15 +5,19 @@ The search's words are embedded by the backend that embedded the papers (the
 fitted tf-idf + SVD model, or the embeddings endpoint) and looked up in the
 faiss index the nightly neighbours build saves (discovery.neighbours). The
 index is mapped from its file rather than read into each web process, so the
-processes of a host share one copy in the page cache. Whatever is missing or
-failing (no index yet, an index of another backend, the endpoint down, a
-search of words the model never saw) gives no neighbours: the search is then
-lexical alone, never an error.
+processes of a host share one copy in the page cache. A word the tf-idf
+model never saw stands in for the known words spelt nearest to it, or the
+longest it ends or starts with (in_known_words): a misspelt search, or one
+in a compound of the papers' words, still has neighbours. Whatever is missing
+or failing (no index yet, an index of another backend, the endpoint down, a
+search of no word the model can stand for) gives no neighbours: the search is
+then lexical alone, never an error.
 """
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +25,7 @@ import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from catalog.vocabulary import allowed_distance, edit_distance
 from discovery import neighbours, vectors
 
 if TYPE_CHECKING:
@@ -34,6 +39,7 @@ QUERY_EMBEDDING_TIMEOUT = 2.0
 _lock = threading.Lock()
 _index: "dict[str, tuple[float, faiss.Index, np.ndarray, str]]" = {}
 _tfidf: dict[str, tuple[float, vectors.TfidfBackend]] = {}
+_alike: "dict[str, SpelledAlike]" = {}
 
 
 def papers_near(text: str, *, limit: int) -> list[tuple[int, float]]:
@@ -112,7 +118,7 @@ def _query_vector(text: str, *, key: str) -> np.ndarray | None:
             backend = _tfidf_backend()
             if backend.key != key:
                 return None
-            vector: np.ndarray = backend.embed([text]).vectors[0]
+            vector: np.ndarray = backend.embed([in_known_words(text, backend)]).vectors[0]
         else:
             embedder = vectors.get_vector_backend()
             if embedder.key != key or not isinstance(embedder, vectors.OpenAIEmbeddingBackend):
@@ -125,6 +131,61 @@ def _query_vector(text: str, *, key: str) -> np.ndarray | None:
         return None
     # A text of words the model never saw has no direction: nothing is near it.
     return vector if float(np.linalg.norm(vector)) > 0 else None
+
+
+def in_known_words(text: str, backend: vectors.TfidfBackend) -> str:
+    """The search's words as the tf-idf model knows them: a word it never saw
+    would leave no trace in the vector, so it stands in for the known words
+    nearest in spelling ("reinforcment" is "reinforcement"), else for the
+    longest known word it ends or starts with ("exoplanets" is "planets")."""
+    known = backend.vectorizer.vocabulary_
+    words: list[str] = []
+    for word in backend.vectorizer.build_analyzer()(text):
+        words.extend([word] if word in known else _spelled_alike(backend).standing_for(word))
+    return " ".join(words)
+
+
+# A known word a search's unknown one ends or starts with stands for it from this length.
+SHORTEST_PART = 5
+
+
+class SpelledAlike:
+    """The tf-idf model's words by their first two letters, to find those a
+    few letters from a word it never saw without measuring the whole vocabulary."""
+
+    def __init__(self, known: Mapping[str, int]) -> None:
+        self.known = known
+        self.by_start: dict[str, list[str]] = defaultdict(list)
+        for word in known:
+            self.by_start[word[:2]].append(word)
+
+    def standing_for(self, word: str) -> list[str]:
+        allowed = allowed_distance(word)
+        distances = [
+            (edit_distance(word, other), other)
+            for other in self.by_start.get(word[:2], ())
+            if abs(len(other) - len(word)) <= allowed
+        ]
+        near = [(distance, other) for distance, other in distances if distance <= allowed]
+        if near:
+            closest = min(distance for distance, _ in near)
+            return sorted(other for distance, other in near if distance == closest)
+        for length in range(len(word) - 1, SHORTEST_PART - 1, -1):
+            for part in (word[-length:], word[:length]):
+                if part in self.known:
+                    return [part]
+        return []
+
+
+def _spelled_alike(backend: vectors.TfidfBackend) -> SpelledAlike:
+    """The model's words by their start, made once per fitted model and process."""
+    with _lock:
+        found = _alike.get(backend.key)
+        if found is None:
+            found = SpelledAlike(backend.vectorizer.vocabulary_)
+            _alike.clear()
+            _alike[backend.key] = found
+    return found
 
 
 def _tfidf_backend() -> vectors.TfidfBackend:

@@ -152,6 +152,22 @@ def test_the_related_papers_cost_the_list_no_query(client, vector_dir):
     assert len(hybrid.captured_queries) == len(lexical.captured_queries)
 
 
+@pytest.mark.parametrize(
+    ("query", "topic"),
+    [
+        ("telecopes", "galaxies"),  # misspelt: the word it misspells stands for it
+        ("supergalaxies", "galaxies"),  # a compound: the known word it ends with
+        ("aminoacids folding", "proteins"),  # one known word, one it starts with
+    ],
+)
+def test_a_word_the_model_never_saw_stands_for_the_known_words_like_it(query, topic):
+    papers = topic_papers()
+    build()
+    found = listed(query)
+    assert not any(paper.word_match for paper in found)
+    assert {paper.pk for paper in found[:4]} == {paper.pk for paper in papers[topic]}
+
+
 @pytest.mark.parametrize("query", ["-", '"', "or or", "-amino", '"amino acid', "a" * 300, "\x00"])
 def test_any_search_is_answered(client, query):
     topic_papers()
@@ -165,3 +181,15 @@ def test_the_check_names_a_setting_that_names_nothing(settings):
     assert errors
     settings.SEARCH_NEIGHBOURS = "discovery.search.papers_near"
     assert not [m for m in checks.run_checks() if m.id == "catalog.E003"]
+
+
+def test_the_apis_items_say_whether_the_words_or_the_meaning_found_them(client):
+    papers = topic_papers()
+    build()
+    items = client.get("/api/v1/papers", {"q": "telescopes"}).json()["items"]
+    galaxies = {paper.pk for paper in papers["galaxies"]}
+    assert {item["id"] for item in items if item["matched"] == "words"} == galaxies
+    assert all(item["matched"] == "meaning" for item in items if item["id"] not in galaxies)
+    newest = client.get("/api/v1/papers", {"q": "telescopes", "sort": "newest"}).json()["items"]
+    assert {item["id"] for item in newest} == galaxies
+    assert not any("matched" in item for item in newest)

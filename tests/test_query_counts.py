@@ -61,9 +61,10 @@ LIST_PAGES = [
     ("/?category=cs.AI", 4),
     ("/?tag=agents&has_code=1", 4),
     # Sorted by relevance (a search's default), and newest first; the marks
-    # and the reader's language's summary are columns of the page's rows.
-    ("/?q=reasoning", 3 + SEARCH_ESTIMATE + ESTIMATE),
-    ("/?q=reasoning&sort=newest", 3 + SEARCH_ESTIMATE + ESTIMATE),
+    # and the reader's language's summary are columns of the page's rows; the
+    # vocabulary's names near the search's words ("did you mean").
+    ("/?q=reasoning", 4 + SEARCH_ESTIMATE + ESTIMATE),
+    ("/?q=reasoning&sort=newest", 4 + SEARCH_ESTIMATE + ESTIMATE),
     ("/tags/agents/", 4),
     ("/tags/agents/?period=30d", 4 + ESTIMATE),
     ("/categories/cs.AI/", 4),

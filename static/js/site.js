@@ -45,6 +45,17 @@ function setUpLiveFilters() {
     script.addEventListener("load", () => window.htmx.trigger(form, "change"));
     document.head.append(script);
   });
+  // Likewise the search box's suggestions: the first letter typed fetches htmx.
+  document.addEventListener("input", (event) => {
+    const box = event.target;
+    if (box.id !== "header-q" || window.htmx || !siteScript?.dataset.htmx) return;
+    if (document.querySelector("script[data-for-suggestions]")) return;
+    const script = document.createElement("script");
+    script.src = siteScript.dataset.htmx;
+    script.dataset.forSuggestions = "";
+    script.addEventListener("load", () => window.htmx.trigger(box, "input"));
+    document.head.append(script);
+  });
   document.addEventListener("htmx:configRequest", (event) => {
     if (!event.detail.elt.matches?.("form.filters")) return;
     const parameters = event.detail.parameters;
