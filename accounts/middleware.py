@@ -9,30 +9,17 @@ from django.utils.functional import SimpleLazyObject, empty
 READER_LANGUAGE_SESSION_KEY = "reader_language"
 
 
-class ReaderLanguageMiddleware:
-    """Speak a logged-in reader's saved language on every device they log in on.
+class ReaderMiddleware:
+    """What a logged-in reader's requests need, in one layer.
 
-    Runs after LocaleMiddleware, which has chosen from the cookie and
-    Accept-Language; the reader's own choice wins over both.
-    """
+    Their saved language, on every device they log in on: run after
+    LocaleMiddleware, which has chosen from the cookie and Accept-Language,
+    the reader's own choice wins over both.
 
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        language = request.session.get(READER_LANGUAGE_SESSION_KEY)
-        if language:
-            translation.activate(language)
-            request.LANGUAGE_CODE = translation.get_language()
-        return self.get_response(request)
-
-
-class PrivatePagesMiddleware:
-    """Cache-Control: private, no-store on every page a logged-in reader gets
+    Cache-Control: private, no-store on every page a logged-in reader gets
     (their feed, saved papers, subscriptions with the private feed token,
     account email; catalog pages carry their buttons' state) and on allauth's
     pages, which may show an address or a key to anyone holding the link.
-
     A page that never asked who is logged in (a public feed) is the same for
     everyone and is left alone, without reading the user for it. Pages at a
     secret address for anonymous visitors (the private feed, a digest's
@@ -43,6 +30,10 @@ class PrivatePagesMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        language = request.session.get(READER_LANGUAGE_SESSION_KEY)
+        if language:
+            translation.activate(language)
+            request.LANGUAGE_CODE = translation.get_language()
         response = self.get_response(request)
         match = request.resolver_match
         view_module = getattr(match.func, "__module__", "") if match else ""

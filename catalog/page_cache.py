@@ -57,8 +57,6 @@ SLOT = "<!--slot:{}-->"
 PAGE_SLOT = re.compile(
     r"<!--slot:(save|upvote|subscribe|account|comment-link|comment-count|since)(?::([^>]*))?-->"
 )
-UPVOTE_SLOT = re.compile(r"<!--slot:upvote:(\d+)-->")
-COMMENT_SLOT = re.compile(r"<!--slot:comment-(?:link|count):(\d+)")
 # A page's upvote counts are read again after this long (or at once after a
 # vote: forget_upvote_counts), so others' votes show within seconds.
 UPVOTE_COUNT_SECONDS = 5
@@ -165,22 +163,50 @@ def _count_key(paper_id: int) -> str:
     return f"catalog:upvotes:{paper_id}"
 
 
+def _comment_count_key(paper_id: int) -> str:
+    return f"catalog:comments:{paper_id}"
+
+
+def page_counts(
+    *, upvoted: Iterable[int], commented: Iterable[int]
+) -> tuple[dict[int, int], dict[int, int]]:
+    """The papers' counted upvotes and shown comments (Paper.upvote_count,
+    Paper.comment_count): from the cache in one read, and those it lacks in
+    one query, kept for UPVOTE_COUNT_SECONDS."""
+    keys = {
+        **{_count_key(paper_id): ("upvote_count", paper_id) for paper_id in upvoted},
+        **{_comment_count_key(paper_id): ("comment_count", paper_id) for paper_id in commented},
+    }
+    counts: dict[str, dict[int, int]] = {"upvote_count": {}, "comment_count": {}}
+    if not keys:
+        return counts["upvote_count"], counts["comment_count"]
+    cache = catalog_cache()
+    found = cache.get_many(keys.keys())
+    for key, count in found.items():
+        column, paper_id = keys[key]
+        counts[column][paper_id] = count
+    missing = {paper_id for key, (_, paper_id) in keys.items() if key not in found}
+    if missing:
+        read = Paper.objects.filter(pk__in=missing).values_list(
+            "pk", "upvote_count", "comment_count"
+        )
+        kept = {}
+        for paper_id, upvotes, comments in read:
+            kept[_count_key(paper_id)] = upvotes
+            kept[_comment_count_key(paper_id)] = comments
+        cache.set_many(
+            {key: count for key, count in kept.items() if key in keys}, UPVOTE_COUNT_SECONDS
+        )
+        for key, count in kept.items():
+            if key in keys and key not in found:
+                column, paper_id = keys[key]
+                counts[column][paper_id] = count
+    return counts["upvote_count"], counts["comment_count"]
+
+
 def upvote_counts(paper_ids: Iterable[int]) -> dict[int, int]:
     """The papers' counted upvotes: from the cache, and those it lacks in one query."""
-    keys = {paper_id: _count_key(paper_id) for paper_id in set(paper_ids)}
-    if not keys:
-        return {}
-    cache = catalog_cache()
-    found = cache.get_many(keys.values())
-    counts = {paper_id: found[key] for paper_id, key in keys.items() if key in found}
-    missing = [paper_id for paper_id in keys if paper_id not in counts]
-    if missing:
-        read = dict(Paper.objects.filter(pk__in=missing).values_list("pk", "upvote_count"))
-        cache.set_many(
-            {keys[paper_id]: count for paper_id, count in read.items()}, UPVOTE_COUNT_SECONDS
-        )
-        counts.update(read)
-    return counts
+    return page_counts(upvoted=paper_ids, commented=())[0]
 
 
 def forget_upvote_counts(paper_ids: Iterable[int]) -> None:
@@ -188,27 +214,10 @@ def forget_upvote_counts(paper_ids: Iterable[int]) -> None:
     catalog_cache().delete_many([_count_key(paper_id) for paper_id in paper_ids])
 
 
-def _comment_count_key(paper_id: int) -> str:
-    return f"catalog:comments:{paper_id}"
-
-
 def comment_counts(paper_ids: Iterable[int]) -> dict[int, int]:
     """The papers' shown comments (Paper.comment_count): from the cache, and
     those it lacks in one query, kept as long as upvote counts."""
-    keys = {paper_id: _comment_count_key(paper_id) for paper_id in set(paper_ids)}
-    if not keys:
-        return {}
-    cache = catalog_cache()
-    found = cache.get_many(keys.values())
-    counts = {paper_id: found[key] for paper_id, key in keys.items() if key in found}
-    missing = [paper_id for paper_id in keys if paper_id not in counts]
-    if missing:
-        read = dict(Paper.objects.filter(pk__in=missing).values_list("pk", "comment_count"))
-        cache.set_many(
-            {keys[paper_id]: count for paper_id, count in read.items()}, UPVOTE_COUNT_SECONDS
-        )
-        counts.update(read)
-    return counts
+    return page_counts(upvoted=(), commented=paper_ids)[1]
 
 
 def forget_comment_counts(paper_ids: Iterable[int]) -> None:
@@ -256,38 +265,51 @@ def time_since(parts: ReaderParts, moment: datetime.datetime) -> SafeString:
 
 
 def fill_slots(html: str, *, parts: ReaderParts, targets: Targets) -> str:
-    """A page SharedPageSlots (or OpenCounts) left open, with this reader's parts in its slots."""
-    filled: dict[str, str] = {}
-    counts = upvote_counts(int(paper_id) for paper_id in UPVOTE_SLOT.findall(html))
-    comments = comment_counts(int(paper_id) for paper_id in COMMENT_SLOT.findall(html))
+    """A page SharedPageSlots (or OpenCounts) left open, with this reader's
+    parts in its slots: the page is read once, its counts in one read."""
+    # Text, then each slot's kind and key, then the text after it, and so on.
+    pieces = PAGE_SLOT.split(html)
+    slots = [(pieces[n], pieces[n + 1]) for n in range(1, len(pieces), 3)]
+    counts, comments = page_counts(
+        upvoted={int(key) for kind, key in slots if kind == "upvote"},
+        commented={int(key.split(":", 1)[0]) for kind, key in slots if kind.startswith("comment")},
+    )
+    filled: dict[tuple[str, str], str] = {}
+    for n, (kind, key) in enumerate(slots):
+        if (kind, key) not in filled:
+            filled[kind, key] = _slot_part(
+                kind, key, parts=parts, targets=targets, counts=counts, comments=comments
+            )
+        pieces[3 * n + 1], pieces[3 * n + 2] = filled[kind, key], ""
+    return "".join(pieces)
 
-    def part(match: re.Match[str]) -> str:
-        marker = match.group(0)
-        if marker not in filled:
-            kind, key = match.group(1), match.group(2)
-            if kind == "save":
-                filled[marker] = parts.save_toggle(int(key))
-            elif kind == "upvote":
-                # A paper gone since the page was stored shows none.
-                filled[marker] = parts.upvote_toggle(int(key), counts.get(int(key), 0))
-            elif kind == "comment-link":
-                paper_id, url = key.split(":", 1)
-                count = comments.get(int(paper_id), 0)
-                filled[marker] = comment_link(parts, paper_id=int(paper_id), count=count, url=url)
-            elif kind == "comment-count":
-                count = comments.get(int(key), 0)
-                filled[marker] = comment_count(parts, paper_id=int(key), count=count)
-            elif kind == "since":
-                moment = datetime.datetime.fromtimestamp(int(key), datetime.UTC)
-                filled[marker] = time_since(parts, moment)
-            elif kind == "subscribe":
-                name, look = key.split(":")
-                filled[marker] = parts.subscribe_toggle(_target(name, targets[name]), look)
-            else:
-                filled[marker] = parts.account_menu()
-        return filled[marker]
 
-    return PAGE_SLOT.sub(part, html)
+def _slot_part(
+    kind: str,
+    key: str,
+    *,
+    parts: ReaderParts,
+    targets: Targets,
+    counts: dict[int, int],
+    comments: dict[int, int],
+) -> str:
+    if kind == "save":
+        return parts.save_toggle(int(key))
+    if kind == "upvote":
+        # A paper gone since the page was stored shows none.
+        return parts.upvote_toggle(int(key), counts.get(int(key), 0))
+    if kind == "comment-link":
+        paper_id, url = key.split(":", 1)
+        count = comments.get(int(paper_id), 0)
+        return comment_link(parts, paper_id=int(paper_id), count=count, url=url)
+    if kind == "comment-count":
+        return comment_count(parts, paper_id=int(key), count=comments.get(int(key), 0))
+    if kind == "since":
+        return time_since(parts, datetime.datetime.fromtimestamp(int(key), datetime.UTC))
+    if kind == "subscribe":
+        name, look = key.split(":")
+        return parts.subscribe_toggle(_target(name, targets[name]), look)
+    return parts.account_menu()
 
 
 def _target(name: str, fields: tuple[str, str]) -> Tag | Category | Author:

@@ -3,7 +3,7 @@
 settings.LOGGING wires these together: every line on stderr carries its time
 (UTC), level, logger and the id of the web request or Celery task it belongs
 to, as text or as one JSON object a line (LOG_FORMAT=json). The web's id comes
-from RequestIdMiddleware and is sent back in the X-Request-ID header, so a
+from config.middleware.EntryMiddleware and is sent back in the X-Request-ID header, so a
 report from a user, a proxy's log line and the site's own lines can be joined.
 """
 
@@ -14,18 +14,14 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
-import sentry_sdk
 from celery._state import get_current_task
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.utils.log import AdminEmailHandler
 from pythonjsonlogger.json import JsonFormatter as BaseJsonFormatter
-
-from core.http import from_trusted_proxy
 
 REQUEST_ID_HEADER = "X-Request-ID"
 # Ids a proxy may hand on: nginx's $request_id, UUIDs, trace ids. Anything else
@@ -49,38 +45,14 @@ def configure(config: dict[str, Any]) -> None:
     logging.captureWarnings(True)
 
 
-class RequestIdMiddleware:
-    """Give every request an id, log one line for it, and answer with the id.
-
-    The X-Request-ID a client sends is taken only from TRUSTED_PROXIES (the
-    proxy in front, which makes or passes it on); from anyone else it could be
-    used to muddle the logs, so a new id is made.
-    """
-
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        this_request_id = self.request_id_of(request)
-        # Kept on the request too, for records Django logs with the request
-        # once this middleware has returned (ContextFilter).
-        request.request_id = this_request_id  # type: ignore[attr-defined]
-        token = request_id.set(this_request_id)
-        sentry_sdk.set_tag("request_id", this_request_id)
-        started = time.perf_counter()
-        try:
-            response = self.get_response(request)
-            response[REQUEST_ID_HEADER] = this_request_id
-            log_request(request, response, seconds=time.perf_counter() - started)
-            return response
-        finally:
-            request_id.reset(token)
-
-    def request_id_of(self, request: HttpRequest) -> str:
-        offered = request.headers.get(REQUEST_ID_HEADER, "")
-        if offered and VALID_REQUEST_ID.fullmatch(offered) and from_trusted_proxy(request):
-            return offered
-        return uuid.uuid4().hex
+def request_id_of(request: HttpRequest, *, from_proxy: bool) -> str:
+    """The request's id: the X-Request-ID a trusted proxy sent (which makes
+    or passes it on), else a new one. From anyone else it could be used to
+    muddle the logs."""
+    offered = request.headers.get(REQUEST_ID_HEADER, "")
+    if offered and from_proxy and VALID_REQUEST_ID.fullmatch(offered):
+        return offered
+    return uuid.uuid4().hex
 
 
 def log_request(request: HttpRequest, response: HttpResponse, *, seconds: float) -> None:

@@ -160,21 +160,17 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # Forwarded headers from anyone but TRUSTED_PROXIES are dropped first.
-    "core.middleware.ForwardedHeadersMiddleware",
-    "config.logging.RequestIdMiddleware",
-    # Before the host check and the HTTPS redirect: a load balancer's plain-HTTP
-    # probe is answered whatever the host or scheme.
-    "core.middleware.HealthCheckMiddleware",
-    # A view failing for want of the database answers 503 with Retry-After.
-    "core.middleware.DatabaseUnavailableMiddleware",
+    # Forwarded headers from anyone but TRUSTED_PROXIES dropped, the request's id
+    # and log line, /healthz answered before the host check and the HTTPS
+    # redirect, a view failing for want of the database answered 503 with
+    # Retry-After, and the Content-Security-Policy: one layer.
+    "config.middleware.EntryMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Under /api/: JSON for every error, whoever raised it, and CORS for anonymous reads.
     "api.middleware.ApiMiddleware",
     # Pages compressed (with Django's BREACH mitigation), event streams not (core.middleware);
     # whitenoise compresses static files.
     "core.middleware.GZipMiddleware",
-    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -182,8 +178,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "allauth.account.middleware.AccountMiddleware",
-    "accounts.middleware.ReaderLanguageMiddleware",
-    "accounts.middleware.PrivatePagesMiddleware",
+    # The reader's saved language, and their answers marked private.
+    "accounts.middleware.ReaderMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "core.middleware.RejectNullBytesMiddleware",
@@ -465,7 +461,7 @@ SILENCED_SYSTEM_CHECKS = [
 
 # Production hardening; each switch follows DEBUG unless set explicitly.
 # Only a proxy can say the client came over HTTPS: from anyone else the header
-# is dropped (core.middleware.ForwardedHeadersMiddleware).
+# is dropped (config.middleware.EntryMiddleware).
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if TRUSTED_PROXIES else None
 SECURE_SSL_REDIRECT = switch("SECURE_SSL_REDIRECT", default=not DEBUG)
 SESSION_COOKIE_SECURE = switch("SESSION_COOKIE_SECURE", default=not DEBUG)

@@ -5,7 +5,7 @@ it. Every per-address limit asks it: allauth's log-in throttling (through the
 account adapter), django-ratelimit (RATELIMIT_IP_META_KEY) and anything else
 that counts by client. Forwarded headers are believed only from the addresses
 in TRUSTED_PROXIES (is_trusted_proxy): client_ip, the request id
-(config.logging) and core.middleware.ForwardedHeadersMiddleware, which drops
+(config.logging) and config.middleware.EntryMiddleware, which drops
 them from anyone else before Django reads X-Forwarded-Proto, all ask it.
 """
 

@@ -1,6 +1,6 @@
-"""What every request meets first: forwarded headers checked, the health probe,
-the 503 of a database out of reach, the refusal of NUL bytes, and compression
-that leaves event streams alone."""
+"""What requests meet on their way to a view: the health probe's answer and the
+503 of a database out of reach (which config.middleware.EntryMiddleware gives),
+the refusal of NUL bytes, and compression that leaves event streams alone."""
 
 from collections.abc import Callable
 
@@ -20,8 +20,8 @@ from django.middleware import gzip
 from django.template import loader
 from django_redis.cache import RedisCache
 
-from core.http import from_trusted_proxy, safe_methods
-from core.outages import RETRY_AFTER_SECONDS, database_unavailable, is_database_unreachable
+from core.http import safe_methods
+from core.outages import RETRY_AFTER_SECONDS
 
 HEALTH_CHECK_PATH = "/healthz"
 # Headers only a proxy in front may set: who the client is, how it came, and
@@ -35,41 +35,6 @@ FORWARDED_HEADERS = (
     "HTTP_X_REAL_IP",
     "HTTP_X_REQUEST_ID",
 )
-
-
-class ForwardedHeadersMiddleware:
-    """Drop the forwarded headers of a request that did not come from one of
-    TRUSTED_PROXIES, before anything reads them: Django itself believes
-    X-Forwarded-Proto (SECURE_PROXY_SSL_HEADER), and a client reaching
-    gunicorn directly could otherwise claim to be anyone, over HTTPS."""
-
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        if not from_trusted_proxy(request):
-            for name in FORWARDED_HEADERS:
-                request.META.pop(name, None)
-        return self.get_response(request)
-
-
-class HealthCheckMiddleware:
-    """Answer a load balancer's probe of /healthz before any other middleware.
-
-    Probes come over plain HTTP to the instance's own address: placed first, the
-    answer depends on neither the HTTPS redirect nor ALLOWED_HOSTS. It names
-    the database, the Redis caches and the broker, each "ok", "down" or "off"
-    (not configured); the site is unhealthy (503) only without its database,
-    and "degraded" while a Redis is down.
-    """
-
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.path_info != HEALTH_CHECK_PATH:
-            return self.get_response(request)
-        return health(request)
 
 
 @safe_methods
@@ -123,25 +88,6 @@ def answers_ping(client: redis.Redis) -> bool:
         return bool(client.ping())
     except (redis.RedisError, OSError):
         return False
-
-
-class DatabaseUnavailableMiddleware:
-    """Answer a view that fails because the database cannot be reached with a
-    short 503 and Retry-After (core.outages), not a 500 with a traceback per
-    request: monitoring tells an outage from a bug, clients know when to come
-    back. Such an error raised outside a view (a middleware reading the
-    session) gets the same answer from core.views.server_error."""
-
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)
-
-    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if is_database_unreachable(exception):
-            return database_unavailable(request, exception)
-        return None
 
 
 class RejectNullBytesMiddleware:

@@ -62,7 +62,7 @@ def too_many_requests(request: HttpRequest, exception: Exception | None = None) 
 def server_error(request: HttpRequest) -> HttpResponse:
     """Django's answer to an error no view handled (handler500): the 503 of a
     database out of reach when that is the error, as
-    core.middleware.DatabaseUnavailableMiddleware answers for views (here it
+    config.middleware.EntryMiddleware answers for views (here it
     was raised elsewhere, say a middleware reading the session); else the 500 page."""
     error = sys.exc_info()[1]
     if error is not None and is_database_unreachable(error):
