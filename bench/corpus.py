@@ -632,14 +632,16 @@ def load(conninfo: str, papers: int, *, log=print) -> dict[str, int]:
     return counts
 
 
-def build(papers: int, *, log=print) -> dict[str, int]:
-    """Create, migrate and fill the benchmark database, readers included; its
-    size, the build's time and peak memory are kept with it (database.build_facts)."""
+def build(papers: int, *, readers: bool = True, log=print) -> dict[str, int]:
+    """Create, migrate and fill the benchmark database, readers included unless
+    told otherwise; its size, the build's time and peak memory are kept with it
+    (database.build_facts)."""
     started = time.perf_counter()
     conninfo = database.create()
     database.migrate()
     counts = load(conninfo, papers, log=log)
-    counts.update(database.add_readers())
+    if readers:
+        counts.update(database.add_readers())
     facts = database.record_build(papers=papers, seconds=time.perf_counter() - started)
     log(
         f"  built in {facts['build_seconds'] / 60:.1f} minutes,"
@@ -652,8 +654,13 @@ def build(papers: int, *, log=print) -> dict[str, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--papers", type=int, default=1_000_000)
+    parser.add_argument(
+        "--without-readers",
+        action="store_true",
+        help="the catalog alone: no readers, subscriptions, signals or recommendations",
+    )
     options = parser.parse_args()
-    counts = build(options.papers)
+    counts = build(options.papers, readers=not options.without_readers)
     for table, rows in counts.items():
         print(f"  {table:28} {rows:>12,}")
 
