@@ -13,7 +13,7 @@ export DEBUG ?= 1
 export SITE_ROOT ?= http://$(if $(filter 0.0.0.0,$(HOST)),127.0.0.1,$(HOST)):$(PORT)
 
 .PHONY: run test check lint format lock migrate demo worker beat clean bench-import bench profile
-.PHONY: bench-freshness bench-code-links bench-similar bench-search bench-discovery bench-fulltext
+.PHONY: bench-replica bench-freshness bench-code-links bench-similar bench-search bench-discovery bench-fulltext
 .PHONY: bench-hybrid
 .PHONY: api-fuzz fuzz
 
@@ -184,6 +184,14 @@ bench-discovery: $(VENV)/.installed
 N ?= 1000000
 bench: $(VENV)/.installed $(WRK)
 	DATABASE_URL=$${DATABASE_URL:-$(PG_URL)} $(BIN)/python -m bench.run --papers $(N)
+
+# Reads under load on a real streaming replica (a second private cluster made
+# by pg_basebackup), directly and through PgBouncer's transaction pools, with
+# the replica's lag and a reader's own writes measured; REPLICA_PAPERS papers in
+# private clusters, never the machine's own; runs as root (see BENCHMARKS.md).
+REPLICA_PAPERS ?= 100000
+bench-replica: $(VENV)/.installed $(WRK) $(PGBOUNCER)
+	$(BIN)/python -m bench.replica --papers $(REPLICA_PAPERS)
 
 # Where a page's time goes, on the catalog `make bench` built: make profile PROFILE_ARGS="--reader --path /"
 PROFILE_ARGS ?= --path /

@@ -425,8 +425,9 @@ class Corpus:
             abstract = self.text(abstract_words[a : a + abstract_lengths[offset]]).capitalize()
             a += abstract_lengths[offset]
             published = self.published(n)
-            author_list = [self.authors[i] for i in self.paper_authors[n]]
-            author_slugs = [self.author_slugs[i] for i in self.paper_authors[n]]
+            ranks = self.authors_of(n)
+            author_list = [self.authors[i] for i in ranks]
+            author_slugs = [self.author_slugs[i] for i in ranks]
             yield tsv(
                 n + 1,
                 f"{published:%y%m}.{n:07d}",
@@ -452,11 +453,15 @@ class Corpus:
     def plan_authors(self) -> None:
         counts = np.clip(self.rng.poisson(3.2, self.papers) + 1, 1, 30)
         # Prolific authors write many papers: ranks are Zipfian over the pool.
-        drawn = zipf(self.rng, int(counts.sum()), AUTHOR_POOL, 0.6)
-        self.paper_authors, position = [], 0
-        for count in counts:
-            self.paper_authors.append(list(dict.fromkeys(drawn[position : position + count])))
-            position += count
+        # Paper n's draws are drawn[starts[n]:starts[n + 1]]: two flat arrays
+        # (about 110 MB at 3,000,000 papers) that the forked COPY workers share,
+        # where a list per paper would take gigabytes, copied into each worker.
+        self.drawn = zipf(self.rng, int(counts.sum()), AUTHOR_POOL, 0.6).astype(np.int32)
+        self.starts = np.concatenate(([0], np.cumsum(counts)))
+
+    def authors_of(self, n: int) -> list[int]:
+        """Paper n's author ranks in byline order, each once."""
+        return list(dict.fromkeys(self.drawn[self.starts[n] : self.starts[n + 1]].tolist()))
 
 
 def copy_rows(cursor: psycopg.Cursor, table_columns: str, rows) -> int:
@@ -550,8 +555,8 @@ def load(conninfo: str, papers: int, *, log=print) -> dict[str, int]:
             "catalog_paperauthor (paper_id, author_id, position)",
             (
                 tsv(n + 1, author + 1, position)
-                for n, authors in enumerate(corpus.paper_authors)
-                for position, author in enumerate(authors)
+                for n in range(papers)
+                for position, author in enumerate(corpus.authors_of(n))
             ),
         )
         cross_lists = rng.choice([0, 0, 1, 1, 2], papers)
@@ -627,14 +632,35 @@ def load(conninfo: str, papers: int, *, log=print) -> dict[str, int]:
     return counts
 
 
+def build(papers: int, *, readers: bool = True, log=print) -> dict[str, int]:
+    """Create, migrate and fill the benchmark database, readers included unless
+    told otherwise; its size, the build's time and peak memory are kept with it
+    (database.build_facts)."""
+    started = time.perf_counter()
+    conninfo = database.create()
+    database.migrate()
+    counts = load(conninfo, papers, log=log)
+    if readers:
+        counts.update(database.add_readers())
+    facts = database.record_build(papers=papers, seconds=time.perf_counter() - started)
+    log(
+        f"  built in {facts['build_seconds'] / 60:.1f} minutes,"
+        f" {facts['database_bytes'] / 2**30:.1f} GB, peak memory"
+        f" {facts['peak_rss_mb']} MB (largest child process {facts['child_peak_rss_mb']} MB)"
+    )
+    return counts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--papers", type=int, default=1_000_000)
+    parser.add_argument(
+        "--without-readers",
+        action="store_true",
+        help="the catalog alone: no readers, subscriptions, signals or recommendations",
+    )
     options = parser.parse_args()
-    conninfo = database.create()
-    database.migrate()
-    counts = load(conninfo, options.papers)
-    counts.update(database.add_readers())
+    counts = build(options.papers, readers=not options.without_readers)
     for table, rows in counts.items():
         print(f"  {table:28} {rows:>12,}")
 

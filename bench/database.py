@@ -2,6 +2,7 @@
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -148,3 +149,35 @@ def row_counts() -> dict[str, int]:
             ).fetchone()[0]
             for table in tables
         }
+
+
+def record_build(*, papers: int, seconds: float) -> dict:
+    """Keep the build's figures with the database (its comment), for runs that
+    measure it later (bench.run --reuse-corpus); returns them."""
+    with psycopg.connect(server_conninfo(BENCH_DATABASE), autocommit=True) as conn:
+        size = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+        facts = {
+            "papers": papers,
+            "build_seconds": round(seconds),
+            "database_bytes": size,
+            # ru_maxrss is in kB on Linux; children: the largest of the COPY
+            # workers and the Django commands.
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+            "child_peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024,
+        }
+        conn.execute(
+            sql.SQL("COMMENT ON DATABASE {} IS {}").format(
+                sql.Identifier(BENCH_DATABASE), sql.Literal(json.dumps(facts))
+            )
+        )
+    return facts
+
+
+def build_facts() -> dict:
+    """What record_build kept, with the database's size now; empty if it was never recorded."""
+    with psycopg.connect(server_conninfo(BENCH_DATABASE)) as conn:
+        comment, size = conn.execute(
+            "SELECT shobj_description(oid, 'pg_database'), pg_database_size(oid)"
+            " FROM pg_database WHERE datname = current_database()"
+        ).fetchone()
+    return {**json.loads(comment), "database_bytes": size} if comment else {}

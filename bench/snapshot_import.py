@@ -1,11 +1,12 @@
 """Benchmark of the metadata snapshot import against a raw COPY of the same rows.
 
-    python -m bench.snapshot_import [--records 50000] [--workers N] [--reimport]
+    python -m bench.snapshot_import [--records 50000] [--workers N] [--reimport] [--catalog DB]
 
 Writes a synthetic snapshot of realistic shape, imports it into a fresh
 PostgreSQL database (created beside DATABASE_URL's, migrated, dropped
-afterwards), and for comparison COPYs the same rows into a plain table and
-into catalog_paper, whose generated tsvector and indexes bound any importer.
+afterwards; with --catalog, a copy of a catalog already holding millions of
+papers), and for comparison COPYs the same rows into a plain table and into
+catalog_paper, whose generated tsvector and indexes bound any importer.
 """
 
 import argparse
@@ -21,10 +22,14 @@ from pathlib import Path
 
 import environ
 import psycopg
+from psycopg import sql
 
+from bench import database
 from bench.corpus import FIRST_NAMES
 
-BENCH_DATABASE = "papershelf_bench"
+# Beside the catalog benchmark's own database, so that two checkouts benchmarking
+# on one server keep apart (bench.database.BENCH_DATABASE).
+BENCH_DATABASE = database.BENCH_DATABASE + "_import"
 CATEGORIES = [
     "cs.CL",
     "cs.LG",
@@ -170,12 +175,13 @@ def write_snapshot(path: Path, records: int) -> None:
 def raw_copy(conninfo: str, path: Path, *, into_catalog: bool) -> float:
     """Seconds to read the file and COPY its rows in one statement, with no other work.
 
-    Into a plain table of text columns, or into catalog_paper (emptied first),
-    whose generated search_document and indexes any importer must pay for.
+    Into a plain table of text columns, or into catalog_paper, whose generated
+    search_document and indexes (holding whatever papers the database already
+    has) any importer must pay for. Rolled back: the import stores the same
+    papers afterwards.
     """
-    with psycopg.connect(conninfo, autocommit=True) as conn:
+    with psycopg.connect(conninfo) as conn:
         if into_catalog:
-            conn.execute("TRUNCATE catalog_paper CASCADE")
             statement = (
                 "COPY catalog_paper (arxiv_id, title, title_key, abstract, author_names, comment,"
                 " doi, journal_ref, published_at, published_precision, updated_at, added_at,"
@@ -219,7 +225,9 @@ def raw_copy(conninfo: str, path: Path, *, into_catalog: bool) -> float:
                         True,
                     )
                 )
-        return time.perf_counter() - started
+        seconds = time.perf_counter() - started
+        conn.rollback()
+        return seconds
 
 
 def main() -> None:
@@ -228,6 +236,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, help="import_snapshot's, by default its own")
     parser.add_argument(
         "--reimport", action="store_true", help="also time a second import of the same file"
+    )
+    parser.add_argument(
+        "--catalog",
+        metavar="DATABASE",
+        help="import into a copy of this database (e.g. the catalog `make bench` built), so"
+        " that every index already holds its papers, instead of into an empty one",
     )
     options = parser.parse_args()
 
@@ -255,8 +269,14 @@ def main() -> None:
         write_snapshot(snapshot, options.records)
         size_mb = snapshot.stat().st_size / 1e6
         with psycopg.connect(admin_conninfo, autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
-            admin.execute(f"CREATE DATABASE {BENCH_DATABASE}")
+            scratch = sql.Identifier(BENCH_DATABASE)
+            admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(scratch))
+            if options.catalog:
+                # A file-level copy: minutes for a few million papers, none of them re-indexed.
+                template = sql.Identifier(options.catalog)
+                admin.execute(sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(scratch, template))
+            else:
+                admin.execute(sql.SQL("CREATE DATABASE {}").format(scratch))
         try:
             import django
             from django.core.management import call_command
@@ -264,6 +284,12 @@ def main() -> None:
 
             django.setup()
             call_command("migrate", verbosity=0)
+            with psycopg.connect(bench_conninfo) as conn:
+                (papers_before,) = conn.execute("SELECT count(*) FROM catalog_paper").fetchone()
+            # The raw COPYs first, each rolled back, so that they meet the same
+            # indexes the import meets.
+            copy_seconds = raw_copy(bench_conninfo, snapshot, into_catalog=False)
+            catalog_copy_seconds = raw_copy(bench_conninfo, snapshot, into_catalog=True)
             from ingest.pipeline import WORKERS
             from ingest.runs import import_snapshot
 
@@ -283,16 +309,22 @@ def main() -> None:
                 again = import_snapshot(path=snapshot, workers=workers)
                 reimport_seconds = time.perf_counter() - started
             connections.close_all()
-            copy_seconds = raw_copy(bench_conninfo, snapshot, into_catalog=False)
-            catalog_copy_seconds = raw_copy(bench_conninfo, snapshot, into_catalog=True)
         finally:
             with psycopg.connect(admin_conninfo, autocommit=True) as admin:
-                admin.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
+                admin.execute(
+                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+                        sql.Identifier(BENCH_DATABASE)
+                    )
+                )
 
     import_rate = options.records / import_seconds
     copy_rate = options.records / copy_seconds
     catalog_copy_rate = options.records / catalog_copy_seconds
     print(f"records:                 {options.records} ({size_mb:.0f} MB of JSON lines)")
+    print(
+        f"catalog before:          {papers_before:,} papers"
+        + (f" (a copy of {options.catalog})" if options.catalog else "")
+    )
     print(f"stored:                  {run.created} created, {run.skipped} skipped")
     print(
         f"import:                  {import_seconds:.1f} s, {import_rate:,.0f} records/s"

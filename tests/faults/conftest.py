@@ -3,7 +3,7 @@ import shutil
 
 import pytest
 
-from tests.faults.processes import PostgresCluster
+from bench.clusters import PostgresCluster
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ settings), nginx, Celery workers and beat, redis-server, a PostgreSQL cluster;
 and wrk to drive them."""
 
 import atexit
-import configparser
 import contextlib
 import functools
 import os
@@ -329,110 +328,6 @@ def named_redis(db: int) -> Iterator[str]:
     finally:
         client.flushdb()
         client.close()
-
-
-class PostgresCluster:
-    """A throwaway PostgreSQL cluster in a temporary folder, run as the postgres user."""
-
-    def __init__(self) -> None:
-        self.port = free_port()
-        self.dir = Path(tempfile.mkdtemp(prefix="papershelf-pg-"))
-        self.data = self.dir / "data"
-        bindir = subprocess.run(
-            ["pg_config", "--bindir"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-        self.bin = Path(bindir)
-
-    def _as_postgres(self, *args: str) -> None:
-        subprocess.run(
-            ["runuser", "-u", "postgres", "--", *args],
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
-
-    def init(self) -> None:
-        shutil.chown(self.dir, "postgres", "postgres")
-        initdb = str(self.bin / "initdb")
-        self._as_postgres(initdb, "-D", str(self.data), "-A", "trust", "-U", "root")
-        self.pg_ctl("start")
-
-    def pg_ctl(self, action: str, *, mode: str = "fast") -> None:
-        """start, stop or restart; a stop in mode "immediate" is a crash: no
-        shutdown checkpoint, and recovery at the next start."""
-        options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off"
-        # The server writes to a log file, not to our pipe, which it would hold open.
-        log = str(self.dir / "server.log")
-        pg_ctl = str(self.bin / "pg_ctl")
-        arguments = ["-D", str(self.data), "-l", log, "-o", options, "-w", "-m", mode, action]
-        self._as_postgres(pg_ctl, *arguments)
-
-    def create_database(self, name: str) -> str:
-        subprocess.run(
-            ["createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "root", name],
-            check=True,
-            capture_output=True,
-            timeout=60,
-        )
-        return f"postgres://root@127.0.0.1:{self.port}/{name}"
-
-    def destroy(self) -> None:
-        with contextlib.suppress(subprocess.CalledProcessError):  # never started or stopped
-            self.pg_ctl("stop")
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
-PGBOUNCER_INI = PROJECT / "deploy" / "pgbouncer" / "pgbouncer.ini"
-
-
-@contextmanager
-def pgbouncer(servers: dict[str, int]) -> Iterator[int]:
-    """PgBouncer on a free port with the production configuration
-    (deploy/pgbouncer/pgbouncer.ini), each of its [databases] pointed at the
-    local server of servers' port (by host name there: postgres, replica);
-    trust authentication for root, who is also its admin. Yields its port."""
-    config = configparser.ConfigParser(interpolation=None)
-    config.read_string(PGBOUNCER_INI.read_text())
-    folder = Path(tempfile.mkdtemp(prefix="papershelf-pgbouncer-"))
-    for name, target in config["databases"].items():
-        parts = dict(part.split("=", 1) for part in target.split())
-        parts["port"] = str(servers[parts["host"]])
-        parts["host"] = "127.0.0.1"
-        config["databases"][name] = " ".join(f"{key}={value}" for key, value in parts.items())
-    port = free_port()
-    (folder / "userlist.txt").write_text('"root" ""\n')
-    config["pgbouncer"].update(
-        listen_addr="127.0.0.1",
-        listen_port=str(port),
-        unix_socket_dir=str(folder),
-        auth_type="trust",
-        auth_file=str(folder / "userlist.txt"),
-        admin_users="root",
-        logfile=str(folder / "pgbouncer.log"),
-    )
-    with (folder / "pgbouncer.ini").open("w") as ini:
-        config.write(ini)
-    shutil.chown(folder, "postgres", "postgres")
-    for each in folder.iterdir():
-        shutil.chown(each, "postgres", "postgres")
-    binary = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
-    process = subprocess.Popen(
-        ["runuser", "-u", "postgres", "--", binary, str(folder / "pgbouncer.ini")],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for(
-            lambda: socket.create_connection(("127.0.0.1", port), timeout=1).close() is None,
-            timeout=30,
-            what="pgbouncer",
-        )
-        yield port
-        assert process.poll() is None, "pgbouncer died during the test"
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:

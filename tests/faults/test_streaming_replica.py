@@ -16,7 +16,6 @@ Runs against private clusters on their own ports, never the shared one.
 """
 
 import shutil
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -25,15 +24,8 @@ import psycopg
 import pytest
 import requests
 
-from tests.faults.processes import (
-    PostgresCluster,
-    gunicorn,
-    manage,
-    pgbouncer,
-    site_env,
-    wait_for,
-    wrk,
-)
+from bench.clusters import StandbyCluster, pgbouncer, pgbouncer_pools
+from tests.faults.processes import gunicorn, manage, site_env, wait_for, wrk
 
 pytestmark = pytest.mark.slow
 
@@ -44,39 +36,6 @@ HOME_PAGE = """
 init = function() not_ok = 0 end
 request = function() return wrk.format("GET", "/") end
 """
-
-
-class StandbyCluster(PostgresCluster):
-    """A hot standby of `primary`, made from its base backup, streaming its WAL."""
-
-    def __init__(self, primary: PostgresCluster) -> None:
-        super().__init__()
-        self.primary = primary
-
-    def init(self) -> None:
-        subprocess.run(["chown", "postgres:postgres", str(self.dir)], check=True)
-        basebackup = str(self.bin / "pg_basebackup")
-        self._as_postgres(
-            *(basebackup, "-h", "127.0.0.1", "-p", str(self.primary.port), "-U", "root"),
-            *("-D", str(self.data), "-R", "-X", "stream", "--checkpoint=fast"),
-        )
-        self.pg_ctl("start")
-
-
-def sql(port: int, query: str, *params: object, database: str = "papershelf") -> list[tuple]:
-    with psycopg.connect(
-        host="127.0.0.1", port=port, user="root", dbname=database, autocommit=True
-    ) as conn:
-        cursor = conn.execute(query, params)
-        return cursor.fetchall() if cursor.description else []
-
-
-def caught_up(primary: PostgresCluster, standby: PostgresCluster) -> bool:
-    (target,) = sql(primary.port, "SELECT pg_current_wal_lsn()::text")[0]
-    (done,) = sql(
-        standby.port, "SELECT pg_wal_lsn_diff(pg_last_wal_replay_lsn(), %s::pg_lsn) >= 0", target
-    )[0]
-    return bool(done)
 
 
 @pytest.fixture
@@ -133,10 +92,8 @@ def test_reads_come_from_a_streaming_replica_and_a_reader_sees_their_own_writes(
     result = manage(primary_only, "shell", "-c", make_token)
     assert result.returncode == 0, result.stderr
     token = result.stdout.strip().splitlines()[-1]
-    wait_for(lambda: caught_up(cluster, standby), timeout=60, what="the replica")
-    (paper_id, title) = sql(
-        cluster.port, "SELECT id, title FROM catalog_paper ORDER BY id LIMIT 1"
-    )[0]
+    wait_for(lambda: standby.caught_up(), timeout=60, what="the replica")
+    (paper_id, title) = cluster.sql("SELECT id, title FROM catalog_paper ORDER BY id LIMIT 1")[0]
 
     with gunicorn(env, workers=5) as base:
         anonymous = requests.Session()
@@ -145,9 +102,8 @@ def test_reads_come_from_a_streaming_replica_and_a_reader_sees_their_own_writes(
         assert paper_title(anonymous, base, paper_id) == title
 
         # The replica stops replaying: what the primary commits now, it does not show.
-        sql(standby.port, "SELECT pg_wal_replay_pause()")
-        sql(
-            cluster.port,
+        standby.sql("SELECT pg_wal_replay_pause()")
+        cluster.sql(
             "UPDATE catalog_paper SET title = 'Edited on the primary' WHERE id = %s",
             paper_id,
         )
@@ -162,13 +118,13 @@ def test_reads_come_from_a_streaming_replica_and_a_reader_sees_their_own_writes(
         assert [item["id"] for item in listed] == [paper_id]
         assert paper_title(reader, base, paper_id) == "Edited on the primary"
         assert paper_title(anonymous, base, paper_id) == title
-        (saved_on_replica,) = sql(
-            standby.port, "SELECT count(*) FROM accounts_savedpaper WHERE paper_id = %s", paper_id
+        (saved_on_replica,) = standby.sql(
+            "SELECT count(*) FROM accounts_savedpaper WHERE paper_id = %s", paper_id
         )[0]
         assert saved_on_replica == 0
 
         # Replay resumes: everyone sees the edit.
-        sql(standby.port, "SELECT pg_wal_replay_resume()")
+        standby.sql("SELECT pg_wal_replay_resume()")
         wait_for(
             lambda: paper_title(anonymous, base, paper_id) == "Edited on the primary",
             timeout=30,
@@ -201,8 +157,7 @@ def test_reads_come_from_a_streaming_replica_and_a_reader_sees_their_own_writes(
             deadline = time.monotonic() + 5
             while time.monotonic() < deadline:
                 anonymous.get(f"{base}/api/v1/papers?limit=5", timeout=10).raise_for_status()
-                rows = sql(
-                    cluster.port,
+                rows = cluster.sql(
                     "SELECT EXTRACT(EPOCH FROM coalesce(replay_lag, '0'::interval))::float"
                     " FROM pg_stat_replication",
                 )
@@ -213,7 +168,7 @@ def test_reads_come_from_a_streaming_replica_and_a_reader_sees_their_own_writes(
             writer.join(timeout=30)
         print(f"replica lag under writes: max {max(lags) * 1000:.1f} ms over {len(lags)} readings")
         assert max(lags) < MAX_LAG_SECONDS
-        wait_for(lambda: caught_up(cluster, standby), timeout=30, what="the replica")
+        wait_for(lambda: standby.caught_up(), timeout=30, what="the replica")
 
         # What reads in chunks (server-side cursors, off behind a transaction pool).
         for path in ("/export.bib", "/sitemap.xml", "/sitemap-papers-0.xml"):
@@ -230,23 +185,6 @@ def test_reads_come_from_a_streaming_replica_and_a_reader_sees_their_own_writes(
         print(f"{route}: {served}")
         assert served["not_ok"] == 0 and served["errors"] == 0, served
         if "PGBOUNCER_PORT" in databases:
-            with psycopg.connect(
-                host="127.0.0.1",
-                port=int(databases["PGBOUNCER_PORT"]),
-                user="root",
-                dbname="pgbouncer",
-                autocommit=True,
-            ) as admin:
-                cursor = admin.execute("SHOW POOLS")
-                names = [column.name for column in cursor.description]
-                pools = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-            used = {
-                pool["database"]: (
-                    pool["cl_active"] + pool["cl_waiting"],
-                    sum(pool[state] for state in ("sv_active", "sv_idle", "sv_used", "sv_tested")),
-                )
-                for pool in pools
-                if pool["database"].startswith("papershelf")
-            }
+            used = pgbouncer_pools(int(databases["PGBOUNCER_PORT"]))
             print(f"PgBouncer pools (clients, servers): {used}")
             assert all(servers <= 25 for _, servers in used.values()), used
