@@ -178,7 +178,7 @@ class PaperItem(Schema):
     categories: list[CategoryRef] = Field(description="Every category it is in, by code.")
     tags: list[TagRef]
     published_at: datetime.datetime | None = Field(description="Version 1's date on arXiv.")
-    published_precision: Literal["day", "month"]
+    published_precision: Literal["day", "month", "year"]
     listed_at: datetime.datetime = Field(description="The date lists sort and filter by.")
     added_at: datetime.datetime = Field(description="When the paper came to this catalog.")
     updated_at: datetime.datetime = Field(

@@ -142,8 +142,9 @@ def bibtex(paper: Paper, *, key: str | None = None) -> str:
     ]
     if paper.published_at:
         fields.append(("year", str(paper.published_at.year)))
-        # A month macro, unbraced: styles print it in their own language and form.
-        fields.append(("month", MONTHS[paper.published_at.month - 1]))
+        if paper.published_precision != Paper.DatePrecision.YEAR:
+            # A month macro, unbraced: styles print it in their own language and form.
+            fields.append(("month", MONTHS[paper.published_at.month - 1]))
     if paper.arxiv_id:
         fields += [
             ("eprint", "{" + paper.arxiv_id + "}"),
@@ -152,6 +153,8 @@ def bibtex(paper: Paper, *, key: str | None = None) -> str:
         ]
         if paper.primary_category is not None:
             fields.append(("primaryClass", "{" + paper.primary_category.code + "}"))
+    elif paper.source_url:
+        fields.append(("url", "{" + verbatim_value(paper.source_url) + "}"))
     if paper.journal_ref:
         fields.append(("journal", "{" + tex_value(paper.journal_ref) + "}"))
     if paper.citation_doi:

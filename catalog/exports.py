@@ -62,7 +62,8 @@ def ris_date(paper: Paper) -> str:
     """RIS's DA, "YYYY/MM/DD/": a part the paper's date does not have stays empty."""
     assert paper.published_at is not None
     day = f"{paper.published_at.day:02}" if paper.published_precision == "day" else ""
-    return f"{paper.published_at.year}/{paper.published_at.month:02}/{day}/"
+    month = f"{paper.published_at.month:02}" if paper.published_precision != "year" else ""
+    return f"{paper.published_at.year}/{month}/{day}/"
 
 
 def ris_entries(papers: Iterable[Paper]) -> Iterator[str]:
@@ -81,6 +82,8 @@ def ris_entries(papers: Iterable[Paper]) -> Iterator[str]:
                 ("AN", f"arXiv:{paper.arxiv_id}"),
                 ("DB", "arXiv"),
             ]
+        elif paper.source_url:
+            fields.append(("UR", paper.source_url))
         if paper.journal_ref:
             fields.append(("JO", _line(paper.journal_ref)))
         if paper.citation_doi:
@@ -113,7 +116,9 @@ def csl_item(paper: Paper, *, key: str) -> dict[str, Any]:
         "author": [csl_name(name) for name in paper.parsed_authors],
     }
     if paper.published_at:
-        parts = [paper.published_at.year, paper.published_at.month]
+        parts = [paper.published_at.year]
+        if paper.published_precision != Paper.DatePrecision.YEAR:
+            parts.append(paper.published_at.month)
         if paper.published_precision == Paper.DatePrecision.DAY:
             parts.append(paper.published_at.day)
         item["issued"] = {"date-parts": [parts]}
@@ -124,6 +129,8 @@ def csl_item(paper: Paper, *, key: str) -> dict[str, Any]:
         # https://doi.org/10.48550/arXiv.<id>"); an article "number" would be
         # printed as "Article <id>".
         item.update({"URL": paper.abs_url, "publisher": "arXiv", "genre": "Preprint"})
+    elif paper.source_url:
+        item["URL"] = paper.source_url
     if paper.journal_ref:
         item["container-title"] = _line(paper.journal_ref)
     if paper.citation_doi:
