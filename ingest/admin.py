@@ -248,6 +248,7 @@ class EnterPaperForm(forms.Form):
     authors = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 4, "cols": 90}),
         help_text="One a line, as the paper lists them: Given Family.",
+        error_messages={"required": "Name at least one author."},
     )
     abstract = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 8, "cols": 90}))
     venue = forms.CharField(
