@@ -18,7 +18,7 @@ import codecs
 import enum
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -31,6 +31,7 @@ from catalog.models import CurationEvent, Paper, Tag
 from ingest.acl_anthology import read_anthology_ids
 from ingest.arxiv_api import IDS_PER_REQUEST, ArxivClient, read_ids
 from ingest.crossref import read_dois
+from ingest.http import ACL_ANTHOLOGY, CROSSREF, OPENREVIEW, Service, SourceHttp
 from ingest.models import IngestRun, LinkRequest
 from ingest.openreview import read_notes
 from ingest.other_ids import source_name
@@ -229,16 +230,22 @@ def _describe(ids: list[str]) -> str:
     return f"{len(ids)} added by link: {shown}" + (" …" if len(ids) > 5 else "")
 
 
-def add_papers(request: LinkRequest, *, client: ArxivClient | None = None) -> LinkRequest:
+def add_papers(
+    request: LinkRequest,
+    *,
+    client: ArxivClient | None = None,
+    give_up_after: float | None = None,
+) -> LinkRequest:
     """Fetch the request's papers from arXiv and the other sources, then store them
     all, and record each line's result. A request that has already run is left as
-    it is."""
+    it is. give_up_after bounds the other sources' retries as client's are bounded
+    (ingest.http.SourceHttp)."""
     if request.run.status != IngestRun.Status.RUNNING:
         return request
     lines = [Line.from_json(data) for data in request.lines]
     with Run.begin(request.run) as run:
         try:
-            entries = _fetch(request, lines, client=client)
+            entries = _fetch(request, lines, client=client, give_up_after=give_up_after)
             with transaction.atomic():
                 outcome = _store(request, lines, entries)
         except Unreadable as err:
@@ -266,15 +273,23 @@ class Unreadable(Exception):
         self.source, self.reason = source, reason
 
 
-# The reader of each other source, by its keys' prefix, given the ids after it.
-OTHER_READERS: dict[str, Callable[[list[str]], Iterable[Batch]]] = {
-    "doi": lambda dois: read_dois(dois),
-    "openreview": lambda note_ids: read_notes(note_ids),
-    "acl": lambda anthology_ids: read_anthology_ids(anthology_ids),
+# The reader of each other source and how it is asked, by its keys' prefix; each
+# reader is given the ids after the prefix.
+OtherReader = Callable[..., Iterable[Batch]]
+OTHER_READERS: dict[str, tuple[Service, OtherReader]] = {
+    "doi": (CROSSREF, read_dois),
+    "openreview": (OPENREVIEW, read_notes),
+    "acl": (ACL_ANTHOLOGY, read_anthology_ids),
 }
 
 
-def _fetch(request: LinkRequest, lines: list[Line], *, client: ArxivClient | None) -> list[Entry]:
+def _fetch(
+    request: LinkRequest,
+    lines: list[Line],
+    *,
+    client: ArxivClient | None,
+    give_up_after: float | None,
+) -> list[Entry]:
     """Every entry the lines wait for, arXiv's first; Unreadable for a source that
     could not be read."""
     wanted = _waiting_ids(lines)
@@ -293,8 +308,10 @@ def _fetch(request: LinkRequest, lines: list[Line], *, client: ArxivClient | Non
         prefix, _, value = key.partition(":")
         by_source.setdefault(prefix, []).append(value)
     for prefix, values in by_source.items():
+        service, reader = OTHER_READERS[prefix]
+        http = SourceHttp.from_settings(service=service, give_up_after=give_up_after)
         try:
-            for batch in _read(prefix, values):
+            for batch in reader(values, http=http):
                 entries += batch.entries
                 asked += 1
                 LinkRequest.objects.filter(pk=request.pk).update(ids_fetched=asked)
@@ -302,10 +319,6 @@ def _fetch(request: LinkRequest, lines: list[Line], *, client: ArxivClient | Non
             raise Unreadable(source_name(f"{prefix}:"), str(err)) from err
     request.ids_fetched = asked
     return entries
-
-
-def _read(prefix: str, values: list[str]) -> Iterator[Batch]:
-    yield from OTHER_READERS[prefix](values)
 
 
 def _store(request: LinkRequest, lines: list[Line], entries: list[Entry]) -> BatchOutcome:

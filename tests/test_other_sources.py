@@ -9,7 +9,7 @@ import threading
 import time
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.db import connection
 
 from catalog.models import CurationEvent, Paper
@@ -376,3 +376,16 @@ def test_an_arxiv_record_keeps_the_venue_facts_of_a_paper_from_elsewhere(fake_so
 
     paper = Paper.objects.get()
     assert (paper.arxiv_id, paper.journal_ref) == ("2305.20050", "ICLR 2024 poster")
+
+
+def test_the_command_stops_retrying_another_source_in_time_and_says_why(fake_sources, settings):
+    settings.ARXIV_RETRY_BASE_WAIT = 5.0
+    settings.ARXIV_COMMAND_RETRY_SECONDS = 1.0
+    fake_sources.queue(*[Fault(status=503)] * 10)
+    started = time.monotonic()
+
+    with pytest.raises(CommandError, match="Crossref could not be read: HTTP 503"):
+        call_command("add_papers", PARROTS_DOI)
+
+    assert time.monotonic() - started < 5
+    assert len(fake_sources.requests) == 1
