@@ -243,7 +243,7 @@ def build_venue_record(
         title=title,
         abstract=collapse(raw_abstract),
         authors=tuple(name for name, _ in named),
-        source_url=source_url.strip(),
+        source_url=source_url.strip() if _is_web_address(source_url.strip()) else "",
         venue=collapse(venue),
         doi=collapse(doi),
         published_at=_utc(published_at),
@@ -291,6 +291,12 @@ def _may_hold_link(text: str) -> bool:
         return True
     lowered = text.lower()
     return any(host in lowered for host in (*CODE_HOSTS, ".github.io", "www."))
+
+
+def _is_web_address(url: str) -> bool:
+    """Whether a page link a source gave may be shown as one: only http(s), so that
+    an answer naming javascript: or data: links nowhere."""
+    return url.lower().startswith(("https://", "http://")) and len(url) <= 500
 
 
 def _utc(moment: datetime.datetime | None) -> datetime.datetime | None:

@@ -389,3 +389,16 @@ def test_the_command_stops_retrying_another_source_in_time_and_says_why(fake_sou
 
     assert time.monotonic() - started < 5
     assert len(fake_sources.requests) == 1
+
+
+def test_a_page_link_a_source_gives_is_kept_only_if_it_is_a_web_address(fake_sources, client):
+    bibtex = recorded(f"acl/{BERT_ACL}.bib").decode()
+    fake_sources.answers[f"acl/{BERT_ACL}.bib"] = bibtex.replace(
+        f"https://aclanthology.org/{BERT_ACL}/", "javascript:alert(document.cookie)"
+    ).encode()
+
+    add(BERT_ACL)
+
+    paper = Paper.objects.get()
+    assert paper.source_url == ""
+    assert "javascript:" not in client.get(paper.get_absolute_url()).content.decode()
