@@ -281,6 +281,10 @@ class PaperDetail(PaperItem):
     comment: str
     journal_ref: str
     doi: str
+    source_url: str | None = Field(
+        description="Its page at the source it was read from when that is not arXiv "
+        "(its DOI's, its OpenReview forum, its ACL Anthology page) or that a curator gave."
+    )
     version_updated_at: datetime.datetime | None = Field(
         description="This version's date on arXiv."
     )

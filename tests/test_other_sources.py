@@ -112,6 +112,7 @@ def test_a_doi_is_read_from_crossref_into_a_paper_with_pages_exports_and_api(fak
     assert f"doi = {{{PARROTS_DOI}}}" in bibtex and "month = mar" in bibtex
     found = client.get(f"/api/v1/papers/{PARROTS_DOI}").json()
     assert (found["title"], found["published_precision"]) == (paper.title, "month")
+    assert (found["doi"], found["source_url"]) == (PARROTS_DOI, paper.source_url)
 
 
 def test_a_journal_dated_to_the_year_is_shown_and_exported_so(fake_sources, client):
