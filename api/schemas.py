@@ -178,7 +178,7 @@ class PaperItem(Schema):
     categories: list[CategoryRef] = Field(description="Every category it is in, by code.")
     tags: list[TagRef]
     published_at: datetime.datetime | None = Field(description="Version 1's date on arXiv.")
-    published_precision: Literal["day", "month"]
+    published_precision: Literal["day", "month", "year"]
     listed_at: datetime.datetime = Field(description="The date lists sort and filter by.")
     added_at: datetime.datetime = Field(description="When the paper came to this catalog.")
     updated_at: datetime.datetime = Field(
@@ -287,6 +287,10 @@ class PaperDetail(PaperItem):
     comment: str
     journal_ref: str
     doi: str
+    source_url: str | None = Field(
+        description="Its page at the source it was read from when that is not arXiv "
+        "(its DOI's, its OpenReview forum, its ACL Anthology page) or that a curator gave."
+    )
     version_updated_at: datetime.datetime | None = Field(
         description="This version's date on arXiv."
     )

@@ -84,6 +84,7 @@ def paper_detail(
         "comment": paper.comment,
         "journal_ref": paper.journal_ref,
         "doi": paper.doi,
+        "source_url": paper.source_url or None,
         "version_updated_at": paper.updated_at,
         "announced_at": paper.announced_at,
         "code_links": [{"url": link.url, "kind": link.kind} for link in code_links],

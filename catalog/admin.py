@@ -91,6 +91,7 @@ class PaperAdminForm(forms.ModelForm):
             "comment",
             "journal_ref",
             "doi",
+            "source_url",
             "published_at",
             "published_precision",
             "updated_at",
@@ -239,7 +240,14 @@ class PaperAdmin(admin.ModelAdmin):
     date_hierarchy = "added_at"
     list_per_page = 50
     autocomplete_fields = ["primary_category", "categories"]
-    readonly_fields = ["listed_at", "author_names", "merged_into", "review", "provenance_record"]
+    readonly_fields = [
+        "listed_at",
+        "author_names",
+        "merged_into",
+        "review",
+        "provenance_record",
+        "source_key",
+    ]
     inlines = [
         PaperTagInline,
         CodeLinkInline,
@@ -267,6 +275,7 @@ class PaperAdmin(admin.ModelAdmin):
                 ]
             },
         ),
+        ("Source", {"fields": ["source_key", "source_url"]}),
         (
             "Catalog",
             {"fields": ["is_visible", "review", "added_at", "listed_at", "merged_into"]},

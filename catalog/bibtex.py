@@ -140,10 +140,11 @@ def bibtex(paper: Paper, *, key: str | None = None) -> str:
         ("title", "{{" + tex_value(paper.title) + "}}"),
         ("author", "{" + " and ".join(bibtex_name(name) for name in names) + "}"),
     ]
-    cited = paper.cited_date.moment
-    fields.append(("year", str(cited.year)))
-    # A month macro, unbraced: styles print it in their own language and form.
-    fields.append(("month", MONTHS[cited.month - 1]))
+    cited = paper.cited_date
+    fields.append(("year", str(cited.moment.year)))
+    if cited.by_month:
+        # A month macro, unbraced: styles print it in their own language and form.
+        fields.append(("month", MONTHS[cited.moment.month - 1]))
     if paper.arxiv_id:
         fields += [
             ("eprint", "{" + paper.arxiv_id + "}"),
@@ -152,6 +153,8 @@ def bibtex(paper: Paper, *, key: str | None = None) -> str:
         ]
         if paper.primary_category is not None:
             fields.append(("primaryClass", "{" + paper.primary_category.code + "}"))
+    elif paper.source_url:
+        fields.append(("url", "{" + verbatim_value(paper.source_url) + "}"))
     if paper.journal_ref:
         fields.append(("journal", "{" + tex_value(paper.journal_ref) + "}"))
     if paper.citation_doi:

@@ -61,8 +61,9 @@ def ris_name(name: Name) -> str:
 def ris_date(paper: Paper) -> str:
     """RIS's DA, "YYYY/MM/DD/": a part the paper's date does not have stays empty."""
     cited = paper.cited_date
+    month = f"{cited.moment.month:02}" if cited.by_month else ""
     day = f"{cited.moment.day:02}" if cited.by_day else ""
-    return f"{cited.moment.year}/{cited.moment.month:02}/{day}/"
+    return f"{cited.moment.year}/{month}/{day}/"
 
 
 def ris_entries(papers: Iterable[Paper]) -> Iterator[str]:
@@ -80,6 +81,8 @@ def ris_entries(papers: Iterable[Paper]) -> Iterator[str]:
                 ("AN", f"arXiv:{paper.arxiv_id}"),
                 ("DB", "arXiv"),
             ]
+        elif paper.source_url:
+            fields.append(("UR", paper.source_url))
         if paper.journal_ref:
             fields.append(("JO", _line(paper.journal_ref)))
         if paper.citation_doi:
@@ -112,7 +115,9 @@ def csl_item(paper: Paper, *, key: str) -> dict[str, Any]:
         "author": [csl_name(name) for name in paper.parsed_authors],
     }
     cited = paper.cited_date
-    parts = [cited.moment.year, cited.moment.month]
+    parts = [cited.moment.year]
+    if cited.by_month:
+        parts.append(cited.moment.month)
     if cited.by_day:
         parts.append(cited.moment.day)
     item["issued"] = {"date-parts": [parts]}
@@ -123,6 +128,8 @@ def csl_item(paper: Paper, *, key: str) -> dict[str, Any]:
         # https://doi.org/10.48550/arXiv.<id>"); an article "number" would be
         # printed as "Article <id>".
         item.update({"URL": paper.abs_url, "publisher": "arXiv", "genre": "Preprint"})
+    elif paper.source_url:
+        item["URL"] = paper.source_url
     if paper.journal_ref:
         item["container-title"] = _line(paper.journal_ref)
     if paper.citation_doi:

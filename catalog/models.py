@@ -3,6 +3,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
@@ -239,6 +240,8 @@ class Paper(Versioned):
         DAY = "day", "day"
         # A new-style arXiv id alone tells the year and month, not the day.
         MONTH = "month", "month"
+        # Some venues' metadata (a proceedings' year) tells only the year.
+        YEAR = "year", "year"
 
     class Review(models.TextChoices):
         PUBLISHED = "published", "published"
@@ -276,6 +279,15 @@ class Paper(Versioned):
     comment = models.TextField(blank=True)
     journal_ref = models.TextField("journal reference", blank=True)
     doi = models.CharField("DOI", max_length=200, blank=True)
+    # A paper read from a source other than arXiv: "doi:<DOI>" (Crossref),
+    # "openreview:<note id>" or "acl:<Anthology id>", which adding it again
+    # finds it by, and its page there. NULL for papers no such source gave.
+    source_key = models.CharField(
+        "source id", max_length=300, unique=True, null=True, blank=True, editable=False
+    )
+    source_url = models.URLField(
+        "page at its source", max_length=500, blank=True, default="", db_default=""
+    )
     # Four dates, each shown under its own name: when version 1 was submitted
     # (arXiv's "published"), when this version was, when arXiv first announced
     # the paper (known when a listing feed named it), and when it came here.
@@ -435,6 +447,13 @@ class Paper(Versioned):
         return arxiv_ids.community_url(self.arxiv_id) if self.arxiv_id else ""
 
     @property
+    def source_label(self) -> str:
+        """What the link to the paper's page at its source is called: the source's
+        name, or for a page a curator gave, its site."""
+        kind = (self.source_key or "").partition(":")[0]
+        return SOURCE_NAMES.get(kind) or urlsplit(self.source_url).hostname or ""
+
+    @property
     def community_label(self) -> str:
         return arxiv_ids.community_label()
 
@@ -442,7 +461,9 @@ class Paper(Versioned):
     def published_label(self) -> str:
         if not self.published_at:
             return ""
-        fmt = "%Y-%m" if self.published_precision == self.DatePrecision.MONTH else "%Y-%m-%d"
+        fmt = {self.DatePrecision.MONTH: "%Y-%m", self.DatePrecision.YEAR: "%Y"}.get(
+            self.DatePrecision(self.published_precision), "%Y-%m-%d"
+        )
         return self.published_at.strftime(fmt)
 
     @property
@@ -455,14 +476,16 @@ class Paper(Versioned):
     @property
     def cited_date(self) -> "CitedDate":
         """The date exports cite, the one the citation tags give: first published
-        (to the day or only the month), or for a paper known only from here the
-        day it was added."""
+        (to the day, the month or only the year), or for a paper known only from
+        here the day it was added."""
         if self.published_at:
+            precision = self.DatePrecision(self.published_precision)
             return CitedDate(
                 self.published_at.astimezone(datetime.UTC),
-                by_day=self.published_precision == self.DatePrecision.DAY,
+                by_month=precision != self.DatePrecision.YEAR,
+                by_day=precision == self.DatePrecision.DAY,
             )
-        return CitedDate(self.added_at.astimezone(datetime.UTC), by_day=True)
+        return CitedDate(self.added_at.astimezone(datetime.UTC), by_month=True, by_day=True)
 
     @property
     def citation_date(self) -> str:
@@ -526,11 +549,16 @@ class ShownDate:
 @dataclass(frozen=True)
 class CitedDate:
     moment: datetime.datetime  # in UTC
-    by_day: bool  # else known to the month
+    by_month: bool  # else known to the year
+    by_day: bool
 
 
 def _utc_day(moment: datetime.datetime) -> str:
     return moment.astimezone(datetime.UTC).strftime("%Y-%m-%d")
+
+
+# The sources other than arXiv a paper may come from, by their source_key's prefix.
+SOURCE_NAMES = {"doi": "DOI", "openreview": "OpenReview", "acl": "ACL Anthology"}
 
 
 def title_key(title: str) -> str:

@@ -540,6 +540,23 @@ ARXIV_COMMAND_RETRY_SECONDS = 20.0
 # announces in daily batches, not over weekends), so each run pages back this
 # far before the previous successful run: four days cover a long weekend.
 ARXIV_UPDATED_LOOKBACK_HOURS = 96.0
+# The other sources adding by link reads papers from, each paced by a turn of
+# its own (ingest.http), with the arXiv client's User-Agent, timeout and
+# retries. Crossref's public API asks clients that name a mailto in the
+# User-Agent (its "polite" pool) to stay within its published rate limit;
+# OpenReview and the ACL Anthology publish none, so they are asked as gently.
+CROSSREF_API_URL = env("CROSSREF_API_URL", default="https://api.crossref.org")
+CROSSREF_DELAY_SECONDS = number(
+    "CROSSREF_DELAY_SECONDS", 1.0, unit="a number of seconds", at_least=0
+)
+OPENREVIEW_API_URL = env("OPENREVIEW_API_URL", default="https://api2.openreview.net")
+OPENREVIEW_DELAY_SECONDS = number(
+    "OPENREVIEW_DELAY_SECONDS", 1.0, unit="a number of seconds", at_least=0
+)
+ACL_ANTHOLOGY_URL = env("ACL_ANTHOLOGY_URL", default="https://aclanthology.org")
+ACL_ANTHOLOGY_DELAY_SECONDS = number(
+    "ACL_ANTHOLOGY_DELAY_SECONDS", 1.0, unit="a number of seconds", at_least=0
+)
 # Listing feeds: {categories} is "cs.CL+cs.LG". arXiv announces at 20:00 US
 # Eastern and rebuilds the feeds around midnight Eastern; until a source's
 # listing is out its query brings what the API already has, and a listing

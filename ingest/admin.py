@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.urls import reverse
+from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import ngettext
@@ -20,9 +20,12 @@ from catalog import curation
 from catalog.models import Paper, Tag
 from core.forms import choice_field
 from core.http import signed_in_user
-from ingest import links, tasks
+from ingest import by_hand, links, tasks
 from ingest.models import InboxEntry, IngestRun, IngestSource, LinkRequest, OaiHarvest, TagRule
+from ingest.other_ids import find_doi
+from ingest.records import MalformedEntry, VenueRecord
 from ingest.tagging import compile_rule
+from ingest.upsert import Outcome
 
 if TYPE_CHECKING:
     from core.typing import StrOrPromise, WithAnnotations
@@ -184,14 +187,15 @@ def tags_widget() -> AutocompleteSelectMultiple:
 
 class AddPapersForm(forms.Form):
     text = forms.CharField(
-        label="arXiv ids, links or references",
+        label="Ids, links or references",
         required=False,
         widget=forms.Textarea(attrs={"rows": 12, "cols": 90, "autofocus": True}),
         help_text=(
             "One a line, or separated by spaces or commas: 2505.15034, arXiv:2505.15034v2, "
             "hep-th/9901001, arxiv.org abs/pdf/html links, Hugging Face, alphaXiv or "
-            "Papers with Code links; Markdown lists of links, a page's HTML (a Hugging Face "
-            "collection's), or BibTeX, RIS or CSL-JSON references. "
+            "Papers with Code links; DOIs (read from Crossref), OpenReview forum links, "
+            "ACL Anthology ids and links; Markdown lists of links, a page's HTML (a Hugging "
+            "Face collection's), or BibTeX, RIS or CSL-JSON references. "
             f"At most {links.MAX_IDS:,} papers at once."
         ),
     )
@@ -237,9 +241,92 @@ class AddPapersForm(forms.Form):
         return cleaned
 
 
+class EnterPaperForm(forms.Form):
+    """A paper no source the site reads has, entered by hand."""
+
+    title = forms.CharField(max_length=1000, widget=forms.TextInput(attrs={"size": 90}))
+    authors = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 90}),
+        help_text="One a line, as the paper lists them: Given Family.",
+        error_messages={"required": "Name at least one author."},
+    )
+    abstract = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 8, "cols": 90}))
+    venue = forms.CharField(
+        required=False,
+        max_length=500,
+        widget=forms.TextInput(attrs={"size": 90}),
+        help_text="Where it was published: a journal, proceedings or workshop.",
+    )
+    published_on = forms.DateField(
+        label="Published",
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date"}),
+        help_text="Lists sort by this date; without one, by the day it is added here.",
+    )
+    precision = forms.ChoiceField(
+        label="Known to the",
+        choices=Paper.DatePrecision.choices,
+        initial=Paper.DatePrecision.DAY,
+        help_text="A date known only to the month or the year is shown so.",
+    )
+    doi = forms.CharField(label="DOI", required=False, max_length=200)
+    url = forms.URLField(
+        label="Link",
+        required=False,
+        max_length=500,
+        assume_scheme="https",
+        help_text="The paper's page at its publisher or venue; without one, its DOI's.",
+    )
+    tags = forms.ModelMultipleChoiceField(
+        queryset=Tag.objects.all(), required=False, widget=tags_widget()
+    )
+    note = forms.CharField(
+        required=False,
+        max_length=1000,
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 90}),
+        help_text="Why this paper: kept in its history.",
+    )
+
+    def clean_authors(self) -> list[str]:
+        names = [" ".join(line.split()) for line in self.cleaned_data["authors"].splitlines()]
+        if not any(names):
+            raise forms.ValidationError("Name at least one author.")
+        return [name for name in names if name]
+
+    def clean_doi(self) -> str:
+        given = self.cleaned_data["doi"].strip()
+        doi = find_doi(given)
+        if given and not doi:
+            raise forms.ValidationError("A DOI starts with 10. and a slash follows its prefix.")
+        return doi
+
+    def record(self) -> VenueRecord:
+        data = self.cleaned_data
+        return by_hand.paper_record(
+            title=data["title"],
+            authors=data["authors"],
+            abstract=data["abstract"],
+            venue=data["venue"],
+            doi=data["doi"],
+            url=data["url"],
+            published_on=data["published_on"],
+            precision=data["precision"],
+        )
+
+
+def _entered_message(entered: by_hand.Entered) -> str:
+    title = entered.paper.title
+    if entered.created:
+        return f"Added “{title}”."
+    if entered.stored.outcome == Outcome.REJECTED:
+        return f"“{title}” was rejected in review and stays so: publish it from the review inbox."
+    found = "from arXiv" if entered.paper.arxiv_id else "already"
+    return f"“{title}” was in the catalog {found}: the entry was matched to it, not added twice."
+
+
 @admin.register(LinkRequest)
 class LinkRequestAdmin(admin.ModelAdmin):
-    """Add papers from arXiv: the add page takes the pasted links, each request's
+    """Add papers by link: the add page takes the pasted links, each request's
     page shows its progress and then what became of every line."""
 
     list_display = ["created_at", "requester", "ids_total", "status", "results"]
@@ -294,12 +381,47 @@ class LinkRequestAdmin(admin.ModelAdmin):
             return redirect("admin:ingest_linkrequest_change", link_request.pk)
         context = {
             **self.admin_site.each_context(request),
-            "title": "Add papers from arXiv",
+            "title": "Add papers by link",
             "subtitle": None,
             "opts": self.opts,
             "form": form,
             "media": self.media + form.media,
             "has_view_permission": self.has_view_permission(request),
+        }
+        return TemplateResponse(request, "admin/ingest/linkrequest/add_papers.html", context)
+
+    def get_urls(self) -> list[URLPattern]:
+        enter = self.admin_site.admin_view(self.enter_paper_view)
+        return [path("by-hand/", enter, name="ingest_linkrequest_by_hand"), *super().get_urls()]
+
+    def enter_paper_view(self, request: HttpRequest) -> HttpResponse:
+        """Enter a paper by hand: stored through the ingest pipeline, then its admin page."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = EnterPaperForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                record = form.record()
+            except MalformedEntry as err:
+                form.add_error("title", str(err))
+            else:
+                entered = by_hand.enter_paper(
+                    record,
+                    tags=list(form.cleaned_data["tags"]),
+                    note=form.cleaned_data["note"],
+                    by=signed_in_user(request),
+                )
+                self.message_user(request, _entered_message(entered), messages.SUCCESS)
+                return redirect("admin:catalog_paper_change", entered.paper.pk)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Enter a paper by hand",
+            "subtitle": None,
+            "opts": self.opts,
+            "form": form,
+            "media": self.media + form.media,
+            "has_view_permission": False,
+            "submit_label": "Enter the paper",
         }
         return TemplateResponse(request, "admin/ingest/linkrequest/add_papers.html", context)
 

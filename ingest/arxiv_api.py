@@ -20,8 +20,16 @@ from arxiv import _feed
 from django.conf import settings
 from lxml import etree
 
-from ingest.http import ArxivHttp, Retryable
-from ingest.records import Batch, Entry, MalformedEntry, Skipped, SourceUnreadable, build_record
+from ingest.http import Retryable, SourceHttp
+from ingest.records import (
+    ArxivRecord,
+    Batch,
+    Entry,
+    MalformedEntry,
+    Skipped,
+    SourceUnreadable,
+    build_record,
+)
 
 ATOM_ENTRY = "{http://www.w3.org/2005/Atom}entry"
 ATOM_ID = "{http://www.w3.org/2005/Atom}id"
@@ -36,7 +44,7 @@ class _UnreadableEntry(arxiv.Result):
 
 
 class ArxivClient(arxiv.Client):
-    def __init__(self, *, base_url: str, page_size: int, http: ArxivHttp):
+    def __init__(self, *, base_url: str, page_size: int, http: SourceHttp):
         super().__init__(page_size=page_size, delay_seconds=0, num_retries=http.max_retries)
         self.base_url = base_url
         self.query_url_format = f"{base_url}?{{}}"
@@ -49,7 +57,7 @@ class ArxivClient(arxiv.Client):
         return cls(
             base_url=settings.ARXIV_API_URL,
             page_size=page_size or settings.ARXIV_PAGE_SIZE,
-            http=ArxivHttp.from_settings(give_up_after=give_up_after),
+            http=SourceHttp.from_settings(give_up_after=give_up_after),
         )
 
     def _parse_feed(
@@ -162,7 +170,7 @@ def read_query(
             n
             for n, entry in enumerate(page)
             if since
-            and not isinstance(entry, Skipped)
+            and isinstance(entry, ArxivRecord)
             and entry.updated_at is not None  # always there: records without dates are skipped
             and entry.updated_at < since
         ]

@@ -1,12 +1,17 @@
-"""Requests to arXiv as every reader makes them: paced, bounded in time, retried.
+"""Requests to the sources papers are read from, as every reader makes them:
+paced, bounded in time, retried.
 
-All readers share one arXiv turn (core.pacing), so however many workers
-run, arXiv sees one connection at a time with ARXIV_DELAY_SECONDS between
-requests. A failure that retrying may cure (a timeout, a dropped connection,
-HTTP 429 or 5xx, a page cut off) is retried with growing waits, honouring
-Retry-After; after ARXIV_MAX_RETRIES the source counts as unreadable. A
-command someone waits for at a terminal also gives up once retrying would
-take longer than give_up_after seconds (ARXIV_COMMAND_RETRY_SECONDS).
+Each source has its own turn (core.pacing) and delay between requests: all
+readers of arXiv share the one arXiv turn, so however many workers run, arXiv
+sees one connection at a time with ARXIV_DELAY_SECONDS between requests;
+Crossref, OpenReview and the ACL Anthology each have a turn and a delay of
+their own (CROSSREF_DELAY_SECONDS, OPENREVIEW_DELAY_SECONDS,
+ACL_ANTHOLOGY_DELAY_SECONDS). A failure that retrying may cure (a timeout, a
+dropped connection, HTTP 429 or 5xx, a page cut off) is retried with growing
+waits, honouring Retry-After; after ARXIV_MAX_RETRIES the source counts as
+unreadable. A command someone waits for at a terminal also gives up once
+retrying would take longer than give_up_after seconds
+(ARXIV_COMMAND_RETRY_SECONDS).
 """
 
 import datetime
@@ -22,7 +27,7 @@ from typing import Any, TypeVar
 import requests
 from django.conf import settings
 
-from core.pacing import TurnNotTaken, arxiv_turn
+from core.pacing import TurnNotTaken, turn
 from ingest.records import SourceUnreadable
 
 logger = logging.getLogger(__name__)
@@ -47,8 +52,27 @@ class Response:
     url: str
 
 
+@dataclass(frozen=True)
+class Service:
+    """A source papers are read from, as requests to it are paced and reported."""
+
+    name: str  # as messages name it
+    turn: str  # its turn's name (core.pacing)
+    delay_setting: str  # the setting of the seconds between its requests
+
+    @property
+    def delay(self) -> float:
+        return float(getattr(settings, self.delay_setting))
+
+
+ARXIV = Service("arXiv", "arxiv", "ARXIV_DELAY_SECONDS")
+CROSSREF = Service("Crossref", "crossref", "CROSSREF_DELAY_SECONDS")
+OPENREVIEW = Service("OpenReview", "openreview", "OPENREVIEW_DELAY_SECONDS")
+ACL_ANTHOLOGY = Service("the ACL Anthology", "acl-anthology", "ACL_ANTHOLOGY_DELAY_SECONDS")
+
+
 @dataclass
-class ArxivHttp:
+class SourceHttp:
     user_agent: str
     timeout: float
     max_retries: int
@@ -59,9 +83,10 @@ class ArxivHttp:
     # No retry waits past this many seconds after the first try; None for workers,
     # which retry for as long as max_retries and their waits allow.
     give_up_after: float | None = None
+    service: Service = ARXIV
 
     @classmethod
-    def from_settings(cls, **overrides: Any) -> "ArxivHttp":
+    def from_settings(cls, **overrides: Any) -> "SourceHttp":
         options = {
             "user_agent": settings.ARXIV_USER_AGENT,
             "timeout": settings.ARXIV_REQUEST_TIMEOUT,
@@ -89,7 +114,9 @@ class ArxivHttp:
                     raise SourceUnreadable(
                         f"{err} (gave up after {number + 1} tries in {took:.0f} s: {what})"
                     ) from err
-                logger.warning("arXiv request failed (%s); retrying in %.1f s", err, wait)
+                logger.warning(
+                    "%s request failed (%s); retrying in %.1f s", self.service.name, err, wait
+                )
                 self.sleep(wait)
         raise AssertionError("unreachable")
 
@@ -99,12 +126,13 @@ class ArxivHttp:
         return min(wait, self.retry_max_wait)
 
     def get(self, url: str, *, params: Mapping[str, str] | None = None) -> Response:
-        """One GET in arXiv's turn; Retryable for what a later attempt may cure."""
+        """One GET in the source's turn; Retryable for what a later attempt may cure."""
         # Others' turns are bounded by their own timeouts; waiting longer than a
         # few of them means something is wedged, which a retry reports in time.
-        max_wait = 4 * (self.timeout + settings.ARXIV_DELAY_SECONDS)
+        delay = self.service.delay
+        max_wait = 4 * (self.timeout + delay)
         try:
-            with arxiv_turn(max_wait=max_wait):
+            with turn(self.service.turn, spacing=delay, exclusive=True, max_wait=max_wait):
                 response = self._get(url, params=params)
         except TurnNotTaken as err:
             raise Retryable(str(err)) from err

@@ -2,33 +2,41 @@
 uploads, fetched and stored.
 
 A request reads the text's references into lines (ingest.references: ids and
-links one a line, Markdown and HTML links, BibTeX, RIS and CSL-JSON),
-asks arXiv for every id first (ingest.arxiv_api.read_ids: a hundred a request,
-paced and retried like every read of arXiv), and only then stores the records,
-all in one transaction, through the pipeline (ingest.pipeline.store_batch: tag
-rules, code links, enrichment, the catalog cache), as an ingest run of its own
-(ingest.runs.Run).
-So arXiv failing part way stores nothing: the request says so, and its text
-is kept for a retry. Each line then says what became of its paper.
+links one a line, Markdown and HTML links, BibTeX, RIS and CSL-JSON), asks
+arXiv for every id first (ingest.arxiv_api.read_ids: a hundred a request,
+paced and retried like every read of arXiv), then the other sources for the
+papers they name (ingest.crossref for DOIs, ingest.openreview,
+ingest.acl_anthology, each paced in its own turn), and only then stores the
+records, all in one transaction, through the pipeline
+(ingest.pipeline.store_batch: tag rules, code links, enrichment, the catalog
+cache), as an ingest run of its own (ingest.runs.Run). So a source failing
+part way stores nothing: the request says which and why, in words, and its
+text is kept for a retry. Each line then says what became of its paper.
 """
 
 import codecs
 import enum
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.dispatch import Signal
 
 from catalog import arxiv_ids, curation
 from catalog.models import CurationEvent, Paper, Tag
+from ingest.acl_anthology import read_anthology_ids
 from ingest.arxiv_api import IDS_PER_REQUEST, ArxivClient, read_ids
+from ingest.crossref import read_dois
+from ingest.http import ACL_ANTHOLOGY, CROSSREF, OPENREVIEW, Service, SourceHttp
 from ingest.models import IngestRun, LinkRequest
+from ingest.openreview import read_notes
+from ingest.other_ids import source_name
 from ingest.pipeline import BatchOutcome, store_batch
-from ingest.records import ArxivRecord, Entry, SourceUnreadable
+from ingest.records import ArxivRecord, Batch, Entry, SourceUnreadable, VenueRecord
 from ingest.references import read_references
 from ingest.runs import Run
 from ingest.upsert import Outcome, StoredPaper
@@ -36,7 +44,7 @@ from ingest.upsert import Outcome, StoredPaper
 logger = logging.getLogger(__name__)
 
 MAX_TEXT = 1_000_000  # characters one request may paste or upload
-MAX_IDS = 1_000  # distinct ids one request may ask for
+MAX_IDS = 1_000  # distinct papers one request may ask for
 LINE_TEXT_LIMIT = 300  # characters of a pasted line kept in its result
 MAX_FILE_BYTES = 1_000_000  # the size of a file of references one request may upload
 
@@ -50,10 +58,13 @@ class Result(enum.StrEnum):
     PRESENT = "present"
     UPDATED = "updated"
     NOT_FOUND = "not_found"
+    NOT_FOUND_AT_SOURCE = "not_found_at_source"
     NOT_AN_ID = "not_an_id"
+    # Requests stored before DOIs were read from Crossref said so of them.
     NOT_ON_ARXIV = "not_on_arxiv"
     REPEATED = "repeated"
     UNREADABLE = "unreadable"
+    UNREADABLE_AT_SOURCE = "unreadable_at_source"
     NOT_STORED = "not_stored"
 
     @property
@@ -67,10 +78,12 @@ RESULT_LABELS = {
     Result.PRESENT: "already in the catalog",
     Result.UPDATED: "updated to a newer version",
     Result.NOT_FOUND: "not found on arXiv",
-    Result.NOT_AN_ID: "not an arXiv id",
+    Result.NOT_FOUND_AT_SOURCE: "not found at its source",
+    Result.NOT_AN_ID: "not a paper id or link",
     Result.NOT_ON_ARXIV: "not on arXiv",
     Result.REPEATED: "listed above",
     Result.UNREADABLE: "arXiv's entry could not be read",
+    Result.UNREADABLE_AT_SOURCE: "its source's entry could not be read",
     Result.NOT_STORED: "not stored",
 }
 # The results that leave the paper in the catalog.
@@ -86,6 +99,13 @@ class Line:
     result: Result
     paper_id: int | None = None
     detail: str = ""
+    # The paper's key in another source (ingest.other_ids) when arXiv has no id for it.
+    source_key: str = ""
+
+    @property
+    def key(self) -> str:
+        """What the pipeline files the line's paper under."""
+        return self.arxiv_id or self.source_key
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Line":
@@ -111,32 +131,31 @@ def parse_lines(text: str) -> list[Line]:
             if len(reference.text) <= LINE_TEXT_LIMIT
             else reference.text[:LINE_TEXT_LIMIT] + "…"
         )
-        if reference.arxiv_id is not None and reference.arxiv_id in seen:
+        key = reference.arxiv_id or reference.source_key
+        if key and key in seen:
             lines.append(Line(shown, reference.arxiv_id, Result.REPEATED))
-        elif reference.arxiv_id is not None:
-            seen.add(reference.arxiv_id)
-            lines.append(Line(shown, reference.arxiv_id, Result.WAITING))
-        elif reference.doi:
-            # Known only by a DOI of its own: a paper arXiv does not have.
-            lines.append(Line(shown, None, Result.NOT_ON_ARXIV, detail=f"DOI {reference.doi}"))
+        elif key:
+            seen.add(key)
+            lines.append(
+                Line(
+                    shown,
+                    reference.arxiv_id,
+                    Result.WAITING,
+                    source_key="" if reference.arxiv_id else reference.source_key,
+                )
+            )
         else:
             lines.append(Line(shown, None, Result.NOT_AN_ID, detail=reference.problem))
     if not seen:
-        elsewhere = sum(line.result == Result.NOT_ON_ARXIV for line in lines)
         raise InvalidRequest(
-            "No arXiv id or link was found. Paste ids such as 2505.15034 or hep-th/9901001, "
-            "links to arXiv, Hugging Face papers, alphaXiv and the like, Markdown or HTML "
-            "links, or BibTeX, RIS or CSL-JSON references."
-            + (
-                f" Not on arXiv, by their DOI: {elsewhere} of the references, which cannot "
-                "be added here."
-                if elsewhere
-                else ""
-            )
+            "No paper was found. Paste arXiv ids such as 2505.15034 or hep-th/9901001, "
+            "links to arXiv, Hugging Face papers, alphaXiv and the like, DOIs, OpenReview "
+            "forums, ACL Anthology ids or links, Markdown or HTML links, or BibTeX, RIS or "
+            "CSL-JSON references."
         )
     if len(seen) > MAX_IDS:
         raise InvalidRequest(
-            f"That is {len(seen):,} different ids, more than {MAX_IDS:,} at once: "
+            f"That is {len(seen):,} different papers, more than {MAX_IDS:,} at once: "
             "add them in parts."
         )
     return lines
@@ -176,7 +195,7 @@ def request_papers(
     Raises InvalidRequest (nothing stored) for text that names no paper or too many.
     """
     lines = parse_lines(text)
-    wanted = _waiting_ids(lines)
+    wanted = _waiting_ids(lines) + _waiting_keys(lines)
     with transaction.atomic():
         # Begun by the worker that takes the request up (ingest.runs.Run.begin).
         run = IngestRun.objects.create(kind=IngestRun.Kind.LINKS, query=_describe(wanted))
@@ -201,27 +220,40 @@ def _waiting_ids(lines: list[Line]) -> list[str]:
     ]
 
 
+def _waiting_keys(lines: list[Line]) -> list[str]:
+    """The other sources' papers the lines wait for, by their keys."""
+    return [line.source_key for line in lines if line.result == Result.WAITING and line.source_key]
+
+
 def _describe(ids: list[str]) -> str:
     shown = " ".join(ids[:5])
     return f"{len(ids)} added by link: {shown}" + (" …" if len(ids) > 5 else "")
 
 
-def add_papers(request: LinkRequest, *, client: ArxivClient | None = None) -> LinkRequest:
-    """Fetch the request's papers from arXiv, then store them all, and record each
-    line's result. A request that has already run is left as it is."""
+def add_papers(
+    request: LinkRequest,
+    *,
+    client: ArxivClient | None = None,
+    give_up_after: float | None = None,
+) -> LinkRequest:
+    """Fetch the request's papers from arXiv and the other sources, then store them
+    all, and record each line's result. A request that has already run is left as
+    it is. give_up_after bounds the other sources' retries as client's are bounded
+    (ingest.http.SourceHttp)."""
     if request.run.status != IngestRun.Status.RUNNING:
         return request
     lines = [Line.from_json(data) for data in request.lines]
-    wanted = _waiting_ids(lines)
     with Run.begin(request.run) as run:
         try:
-            entries = _fetch(request, wanted, client=client)
+            entries = _fetch(request, lines, client=client, give_up_after=give_up_after)
             with transaction.atomic():
                 outcome = _store(request, lines, entries)
-        except SourceUnreadable as err:
-            _not_stored(request, lines, "arXiv could not be read: nothing was stored.")
-            run.stop(f"arXiv could not be read: {err}.")
-            _record_failure(request, f"arXiv could not be read: {err}; nothing was stored")
+        except Unreadable as err:
+            _not_stored(request, lines, f"{err.source} could not be read: nothing was stored.")
+            run.stop(f"{err.source} could not be read: {err.reason}.")
+            _record_failure(
+                request, f"{err.source} could not be read: {err.reason}; nothing was stored"
+            )
         except BaseException:
             # The run closes as crashed.
             _not_stored(request, lines, "Something went wrong: nothing was stored.")
@@ -233,14 +265,58 @@ def add_papers(request: LinkRequest, *, client: ArxivClient | None = None) -> Li
     return request
 
 
-def _fetch(request: LinkRequest, wanted: list[str], *, client: ArxivClient | None) -> list[Entry]:
+class Unreadable(Exception):
+    """A source could not be read: which, and why, in words."""
+
+    def __init__(self, source: str, reason: str):
+        super().__init__(f"{source} could not be read: {reason}")
+        self.source, self.reason = source, reason
+
+
+# The reader of each other source and how it is asked, by its keys' prefix; each
+# reader is given the ids after the prefix.
+OtherReader = Callable[..., Iterable[Batch]]
+OTHER_READERS: dict[str, tuple[Service, OtherReader]] = {
+    "doi": (CROSSREF, read_dois),
+    "openreview": (OPENREVIEW, read_notes),
+    "acl": (ACL_ANTHOLOGY, read_anthology_ids),
+}
+
+
+def _fetch(
+    request: LinkRequest,
+    lines: list[Line],
+    *,
+    client: ArxivClient | None,
+    give_up_after: float | None,
+) -> list[Entry]:
+    """Every entry the lines wait for, arXiv's first; Unreadable for a source that
+    could not be read."""
+    wanted = _waiting_ids(lines)
     entries: list[Entry] = []
     asked = 0
-    for batch in read_ids(wanted, client=client):
-        entries += batch.entries
-        asked = min(len(wanted), asked + IDS_PER_REQUEST)
-        # Saved as it goes, for the request's page to show.
-        LinkRequest.objects.filter(pk=request.pk).update(ids_fetched=asked)
+    try:
+        for batch in read_ids(wanted, client=client):
+            entries += batch.entries
+            asked = min(len(wanted), asked + IDS_PER_REQUEST)
+            # Saved as it goes, for the request's page to show.
+            LinkRequest.objects.filter(pk=request.pk).update(ids_fetched=asked)
+    except SourceUnreadable as err:
+        raise Unreadable("arXiv", str(err)) from err
+    by_source: dict[str, list[str]] = {}
+    for key in _waiting_keys(lines):
+        prefix, _, value = key.partition(":")
+        by_source.setdefault(prefix, []).append(value)
+    for prefix, values in by_source.items():
+        service, reader = OTHER_READERS[prefix]
+        http = SourceHttp.from_settings(service=service, give_up_after=give_up_after)
+        try:
+            for batch in reader(values, http=http):
+                entries += batch.entries
+                asked += 1
+                LinkRequest.objects.filter(pk=request.pk).update(ids_fetched=asked)
+        except SourceUnreadable as err:
+            raise Unreadable(source_name(f"{prefix}:"), str(err)) from err
     request.ids_fetched = asked
     return entries
 
@@ -248,42 +324,62 @@ def _fetch(request: LinkRequest, wanted: list[str], *, client: ArxivClient | Non
 def _store(request: LinkRequest, lines: list[Line], entries: list[Entry]) -> BatchOutcome:
     by = request.requested_by or request.actor or "unknown"
     tags = list(request.tags.all())
-    records = {e.arxiv_id: e for e in entries if isinstance(e, ArxivRecord)}
+    records: dict[str, ArxivRecord | VenueRecord] = {
+        e.arxiv_id: e for e in entries if isinstance(e, ArxivRecord)
+    }
+    records |= {e.source_key: e for e in entries if isinstance(e, VenueRecord)}
     # A curator naming a paper wants it public, whatever review said before.
+    waiting = Paper.objects.exclude(review=Paper.Review.PUBLISHED)
     in_review = dict(
-        Paper.objects.filter(arxiv_id__in=list(records))
-        .exclude(review=Paper.Review.PUBLISHED)
-        .values_list("arxiv_id", "review")
+        waiting.filter(arxiv_id__in=[key for key in records if ":" not in key]).values_list(
+            "arxiv_id", "review"
+        )
+    ) | dict(
+        waiting.filter(source_key__in=[key for key in records if ":" in key]).values_list(
+            "source_key", "review"
+        )
     )
-    curation.publish(Paper.objects.filter(arxiv_id__in=list(in_review)), by=by, detail="by link")
+    curation.publish(
+        Paper.objects.filter(Q(arxiv_id__in=list(in_review)) | Q(source_key__in=list(in_review))),
+        by=by,
+        detail="by link",
+    )
     outcome = store_batch(entries, tags=tags)
     hidden = set(
         Paper.objects.filter(
             pk__in=[stored.paper_id for stored in outcome.stored.values()], is_visible=False
         ).values_list("pk", flat=True)
     )
-    unreadable = {arxiv_ids.find_id(skipped.where): skipped for skipped in outcome.skipped}
+    unreadable = {
+        arxiv_ids.find_id(skipped.where) or skipped.where: skipped for skipped in outcome.skipped
+    }
     tag_names = {tag.pk: tag.name for tag in tags}
     for line in lines:
-        if line.result != Result.WAITING or line.arxiv_id is None:
+        key = line.arxiv_id or line.source_key
+        if line.result != Result.WAITING or not key:
             continue
-        stored = outcome.stored.get(line.arxiv_id)
+        stored = outcome.stored.get(key)
         if stored is not None:
-            line.result, details = _settle(line, stored, records[line.arxiv_id])
+            line.result, details = _settle(line, stored, records[key])
             if stored.tags_added:
                 names = ", ".join(tag_names[pk] for pk in stored.tags_added)
                 details.append(f"tags added: {names}")
             elif tag_names and line.result != Result.ADDED:
                 details.append("already had the tags")
-            if line.arxiv_id in in_review:
-                details.append(_REVIEW_DETAIL[in_review[line.arxiv_id]])
+            if key in in_review:
+                details.append(_REVIEW_DETAIL[in_review[key]])
             if stored.paper_id in hidden:
                 details.append("hidden: show it from the paper list to make it public")
             line.detail = "; ".join(details)
-        elif line.arxiv_id in unreadable:
-            line.result, line.detail = Result.UNREADABLE, unreadable[line.arxiv_id].reason
-        else:
+        elif key in unreadable and line.arxiv_id:
+            line.result, line.detail = Result.UNREADABLE, unreadable[key].reason
+        elif key in unreadable:
+            line.result, line.detail = Result.UNREADABLE_AT_SOURCE, unreadable[key].reason
+        elif line.arxiv_id:
             line.result = Result.NOT_FOUND
+        else:
+            line.result = Result.NOT_FOUND_AT_SOURCE
+            line.detail = f"{source_name(key)} has no such paper"
     _record(request, lines, outcome.stored, by=by, tag_names=tag_names)
     request.lines = [asdict(line) for line in lines]
     request.save(update_fields=["lines", "ids_fetched"])
@@ -296,14 +392,26 @@ _REVIEW_DETAIL: dict[str, str] = {
 }
 
 
-def _settle(line: Line, stored: StoredPaper, record: ArxivRecord) -> tuple[Result, list[str]]:
+def _settle(
+    line: Line, stored: StoredPaper, record: ArxivRecord | VenueRecord
+) -> tuple[Result, list[str]]:
     """The line's result from what the pipeline did (its paper noted), and what to say
     about it."""
     line.paper_id = stored.paper_id
     if stored.outcome == Outcome.CREATED:
         return Result.ADDED, []
-    if stored.matched_listing:
+    if stored.matched_arxiv:
+        noted = ["the same paper from arXiv"]
+        if stored.outcome == Outcome.UPDATED:
+            noted.append(f"{source_name(line.source_key)}'s facts noted on it")
+        return Result.PRESENT, noted
+    if stored.matched_listing and isinstance(record, ArxivRecord):
         return Result.ADDED, ["matched the listing without an arXiv id"]
+    if stored.matched_listing:
+        return Result.ADDED, ["matched the listing of the same title"]
+    if isinstance(record, VenueRecord):
+        refreshed = stored.outcome == Outcome.UPDATED
+        return Result.PRESENT, [f"refreshed from {source_name(line.key)}"] if refreshed else []
     previous, current = stored.previous_version, record.version
     if stored.outcome == Outcome.UPDATED and previous and current and current > previous:
         return Result.UPDATED, [f"v{previous} → v{current}"]
@@ -327,13 +435,13 @@ def _record(
     ]
     curation.record(added, CurationEvent.Action.ADDED, by=by, detail=f"by link{with_tags}{note}")
     tagged = {
-        line.paper_id: ", ".join(tag_names[pk] for pk in stored[line.arxiv_id].tags_added)
+        line.paper_id: ", ".join(tag_names[pk] for pk in stored[line.key].tags_added)
         + f" (by link{note})"
         for line in lines
         if line.result in (Result.PRESENT, Result.UPDATED)
         and line.paper_id is not None
-        and line.arxiv_id is not None
-        and stored[line.arxiv_id].tags_added
+        and line.key
+        and stored[line.key].tags_added
     }
     curation.record_each(tagged, CurationEvent.Action.TAGGED, by=by)
 
@@ -352,9 +460,9 @@ def _ids(count: int) -> str:
 
 
 def _not_stored(request: LinkRequest, lines: list[Line], detail: str) -> None:
-    # Every id's line, whatever a rolled-back store had set it to.
+    # Every paper's line, whatever a rolled-back store had set it to.
     for line in lines:
-        if line.arxiv_id is not None and line.result != Result.REPEATED:
+        if line.key and line.result != Result.REPEATED:
             line.result, line.paper_id, line.detail = Result.NOT_STORED, None, detail
     request.lines = [asdict(line) for line in lines]
     request.save(update_fields=["lines"])

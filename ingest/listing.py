@@ -22,7 +22,7 @@ from django.conf import settings
 from lxml import etree
 
 from catalog import arxiv_ids
-from ingest.http import ArxivHttp, Retryable
+from ingest.http import Retryable, SourceHttp
 from ingest.records import Skipped, SourceUnreadable
 
 ARXIV = "{http://arxiv.org/schemas/atom}"
@@ -67,13 +67,13 @@ def listing_url(categories: Sequence[str]) -> str:
 
 
 def read_listing(
-    categories: list[str] | tuple[str, ...], *, http: ArxivHttp | None = None
+    categories: list[str] | tuple[str, ...], *, http: SourceHttp | None = None
 ) -> Listing:
     """The current listing of these categories, in one request.
 
     Raises SourceUnreadable when the feed cannot be had or read after retrying.
     """
-    http = http or ArxivHttp.from_settings()
+    http = http or SourceHttp.from_settings()
     url = listing_url(categories)
 
     def attempt() -> Listing:

@@ -12,7 +12,7 @@ from functools import partial
 from django.conf import settings
 from lxml import etree
 
-from ingest.http import ArxivHttp, Retryable
+from ingest.http import Retryable, SourceHttp
 from ingest.records import (
     ArxivRecord,
     Batch,
@@ -39,10 +39,10 @@ def read_records(
     until_date: datetime.date | None = None,
     set_spec: str = "",
     resume_from: str = "",
-    http: ArxivHttp | None = None,
+    http: SourceHttp | None = None,
 ) -> Iterator[Batch]:
     """The records changed in the period, a page a batch, from resume_from if given."""
-    http = http or ArxivHttp.from_settings()
+    http = http or SourceHttp.from_settings()
     token = resume_from
     while True:
         if token:
@@ -60,7 +60,7 @@ def read_records(
             return
 
 
-def _list_records(http: ArxivHttp, params: dict[str, str]) -> Batch:
+def _list_records(http: SourceHttp, params: dict[str, str]) -> Batch:
     response = http.get(settings.ARXIV_OAI_URL, params=params)
     if response.status != 200:
         raise SourceUnreadable(f"HTTP {response.status} from {response.url}")

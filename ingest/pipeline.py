@@ -1,8 +1,9 @@
 """The one way records enter the catalog, whichever reader brought them.
 
-store_batch() writes one batch: the papers (ingest.upsert), the tag rules,
-the papers_stored signal (enrichment and vectors listen), the counts; the
-catalog cache is bumped when the batch commits. stored_batches() feeds a
+store_batch() writes one batch: the papers (ingest.upsert, and ingest.venues for
+those of other sources), the tag rules, the papers_stored signal (enrichment
+and vectors listen), the counts; the catalog cache is bumped when the batch
+commits. stored_batches() feeds a
 reader's batches through it, in this process or in worker processes side by
 side; an ingest run (ingest.runs.Run) counts what each stored.
 """
@@ -20,9 +21,10 @@ from django.db import connection, connections, transaction
 from catalog.models import Author, Category, CodeLink, Paper, PaperAuthor, PaperTag, Tag
 from catalog.signals import papers_stored
 from ingest.models import InboxEntry, IngestRun, RunCounts
-from ingest.records import ArxivRecord, Entry, RecordFilter, Skipped
+from ingest.records import ArxivRecord, Entry, RecordFilter, Skipped, VenueRecord
 from ingest.tagging import apply_tag_rules
 from ingest.upsert import Outcome, StoredPaper, upsert_records
+from ingest.venues import upsert_venue_records
 
 # Each worker is a parsing process plus the database backend storing its
 # batches; more than a few would only queue up on the database's cores.
@@ -64,7 +66,8 @@ class BatchOutcome:
     unchanged: int = 0
     skipped: list[Skipped] = field(default_factory=list)
     paper_ids: list[int] = field(default_factory=list)  # created or changed
-    stored: dict[str, StoredPaper] = field(default_factory=dict)  # by arXiv id
+    # By arXiv id, or for other sources' papers by ingest.venues.record_key.
+    stored: dict[str, StoredPaper] = field(default_factory=dict)
 
     @property
     def counts(self) -> RunCounts:
@@ -93,11 +96,15 @@ def store_batch(
     records = [e for e in entries if isinstance(e, ArxivRecord)]
     if record_filter:
         records = [record for record in records if record_filter.matches(record)]
+    # Other sources' papers have no arXiv categories or dates to filter by.
+    others = [e for e in entries if isinstance(e, VenueRecord)]
     if limit is not None:
         records = records[:limit]
+        others = others[: max(0, limit - len(records))]
     outcome = BatchOutcome(skipped=[e for e in entries if isinstance(e, Skipped)])
     with transaction.atomic():
         result = upsert_records(records, tags=tags, for_review=review_run is not None)
+        result += upsert_venue_records(others, tags=tags, for_review=review_run is not None)
         if review_run is not None:
             InboxEntry.objects.bulk_create(
                 InboxEntry(paper_id=stored.paper_id, source_id=review_run.source_id, run=review_run)
@@ -107,7 +114,7 @@ def store_batch(
         apply_tag_rules(paper_ids=result.paper_ids)
         if result.paper_ids:
             papers_stored.send(sender=IngestRun, paper_ids=result.paper_ids, bulk=bulk)
-    outcome.fetched = len(records) + len(outcome.skipped)
+    outcome.fetched = len(records) + len(others) + len(outcome.skipped)
     outcome.created, outcome.updated = result.created, result.updated
     outcome.unchanged, outcome.paper_ids = result.unchanged, result.paper_ids
     outcome.stored = result.stored

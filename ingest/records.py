@@ -1,9 +1,11 @@
-"""The arXiv record every reader yields, and the one way a record is built.
+"""The records readers yield, and the one way each kind is built.
 
-A reader (the API, OAI-PMH, the metadata snapshot, the listing feeds) turns
-what arXiv sends into keyword arguments for build_record(), which tidies the
-text, cleans LaTeX out of author names and finds the code links, so that one
-paper ends up the same whichever way it arrived. Readers yield batches of
+A reader of arXiv (the API, OAI-PMH, the metadata snapshot, the listing feeds)
+turns what arXiv sends into keyword arguments for build_record(), which tidies
+the text, cleans LaTeX out of author names and finds the code links, so that
+one paper ends up the same whichever way it arrived. The readers of other
+sources (Crossref, OpenReview, the ACL Anthology) and the hand-entry form build
+VenueRecords the same way with build_venue_record(). Readers yield batches of
 records and Skipped entries; ingest.pipeline stores them.
 """
 
@@ -55,6 +57,26 @@ class ArxivRecord:
 
 
 @dataclass(frozen=True)
+class VenueRecord:
+    """A paper as a source other than arXiv gives it: Crossref (by DOI),
+    OpenReview, the ACL Anthology, or a curator entering it by hand."""
+
+    # "doi:<DOI>", "openreview:<note id>", "acl:<Anthology id>"; empty for a
+    # paper entered by hand with no DOI, found again by its title alone.
+    source_key: str
+    title: str
+    abstract: str
+    authors: tuple[str, ...]
+    source_url: str = ""  # its page at the source
+    venue: str = ""  # where it was published, kept as the journal reference
+    doi: str = ""
+    published_at: datetime.datetime | None = None
+    published_precision: str = "day"  # "day", "month" or "year", as the source dates it
+    code_urls: tuple[tuple[str, str, str], ...] = field(default=())
+    author_parts: tuple[NameParts | None, ...] = field(default=())
+
+
+@dataclass(frozen=True)
 class Skipped:
     """An entry a reader could not turn into a record: where it was, and why."""
 
@@ -65,7 +87,7 @@ class Skipped:
         return f"{self.where or 'entry without id'}: {self.reason}"
 
 
-Entry = ArxivRecord | Skipped
+Entry = ArxivRecord | VenueRecord | Skipped
 
 
 class MalformedEntry(ValueError):
@@ -185,6 +207,52 @@ def build_record(
     )
 
 
+def build_venue_record(
+    *,
+    source_key: str,
+    title: str,
+    abstract: str = "",
+    authors: Iterable[str | NameParts],
+    source_url: str = "",
+    venue: str = "",
+    doi: str = "",
+    published_at: datetime.datetime | None = None,
+    published_precision: str = "day",
+) -> VenueRecord:
+    """A VenueRecord tidied as build_record tidies arXiv's: text collapsed, LaTeX
+    out of names, code links found in the abstract. Raises MalformedEntry
+    without a title."""
+    raw_abstract = abstract or ""
+    title = collapse(title)
+    if not title:
+        raise MalformedEntry(f"{source_key or 'the paper'}: missing title")
+    code_urls: tuple[tuple[str, str, str], ...] = ()
+    if _may_hold_link(raw_abstract):
+        code_urls = tuple(
+            (
+                link.url,
+                link.source,
+                CodeLink.Kind.OFFICIAL if link.official else CodeLink.Kind.MENTIONED,
+            )
+            for link in find_code_links(abstract=raw_abstract, comment="")
+        )
+    named = [named_author(author) for author in authors]
+    named = [(name, parts) for name, parts in named if name]
+    return VenueRecord(
+        source_key=source_key,
+        title=title,
+        abstract=collapse(raw_abstract),
+        authors=tuple(name for name, _ in named),
+        source_url=source_url.strip() if _is_web_address(source_url.strip()) else "",
+        venue=collapse(venue),
+        doi=collapse(doi),
+        published_at=_utc(published_at),
+        published_precision=published_precision,
+        code_urls=code_urls,
+        author_parts=tuple(parts for _, parts in named) if any(parts for _, parts in named) else (),
+    )
+
+
 def named_author(author: str | NameParts) -> tuple[str, NameParts | None]:
     """The author's name as listed, and its parts when the source gave them."""
     if isinstance(author, str):
@@ -223,6 +291,12 @@ def _may_hold_link(text: str) -> bool:
         return True
     lowered = text.lower()
     return any(host in lowered for host in (*CODE_HOSTS, ".github.io", "www."))
+
+
+def _is_web_address(url: str) -> bool:
+    """Whether a page link a source gave may be shown as one: only http(s), so that
+    an answer naming javascript: or data: links nowhere."""
+    return url.lower().startswith(("https://", "http://")) and len(url) <= 500
 
 
 def _utc(moment: datetime.datetime | None) -> datetime.datetime | None:

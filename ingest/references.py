@@ -4,9 +4,9 @@ Community lists come in many shapes: ids and links one a line, Markdown lists
 of links, HTML pages (a Hugging Face collection links each paper as
 huggingface.co/papers/<id>), and the exports of reference managers (Zotero's
 BibTeX, RIS and CSL-JSON). read_references() tells them apart by their content
-and gives each reference the arXiv id it names, or, for a paper known only by a
-DOI that is not arXiv's own (10.48550/arXiv.<id>), that DOI: such a paper is
-not on arXiv, and adding by link reports it so.
+and gives each reference the arXiv id it names, or else the paper's key in
+another source (ingest.other_ids): an OpenReview forum, an ACL Anthology id, or
+a DOI that is not arXiv's own (10.48550/arXiv.<id>), read from Crossref.
 """
 
 import json
@@ -15,17 +15,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any
-from urllib.parse import unquote, urljoin
+from urllib.parse import urljoin
 
 import rispy
 from bibtexparser.entrypoint import parse_string
 from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 
 from catalog import arxiv_ids
+from ingest.other_ids import find_source_key
 
-# A DOI as it appears in a field, a link (doi.org/...) or running text.
-DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"'<>]+)", re.I)
-_DOI_TRAILING = ".,;:)]}"
 BIBTEX_ENTRY = re.compile(r"^\s*@[A-Za-z]+\s*[{(]", re.M)
 RIS_TAG = re.compile(r"^TY  - ", re.M)
 HTML_LINK = re.compile(r"<a\s[^>]*\bhref\s*=", re.I)
@@ -42,6 +40,7 @@ COLLECTION_ADDRESS = (
     "a Hugging Face collection's address: paste or upload its page's HTML, or what "
     "huggingface.co/api/collections/<its slug> answers"
 )
+TOKEN_SEPARATORS = re.compile(r"[\s,;]+")
 # Relative links in a page without a base are read for the id in their path.
 _NO_BASE = "https://page.invalid/"
 # Fields of an entry that speak of other papers rather than name this one.
@@ -51,11 +50,11 @@ _NOT_NAMING = {"abstract", "abstractnote", "annote", "keywords", "file"}
 @dataclass(frozen=True)
 class Reference:
     """One reference found: what to show for it, and the arXiv id it names, or
-    else the DOI of a paper that is not on arXiv, or why it could not be read."""
+    else its key in another source (ingest.other_ids), or why it could not be read."""
 
     text: str
     arxiv_id: str | None
-    doi: str = ""
+    source_key: str = ""
     problem: str = ""
 
 
@@ -81,24 +80,19 @@ def read_references(text: str) -> list[Reference]:
     return [reference for line in text.splitlines() for reference in _from_line(line)]
 
 
-def find_doi(text: str) -> str:
-    """The first DOI in text, as written, without what ends the sentence around it."""
-    match = DOI.search(unquote(text))
-    return match.group(1).rstrip(_DOI_TRAILING) if match else ""
-
-
 def _reference(text: str, values: Iterable[str]) -> Reference:
     """The reference shown as text, naming the first arXiv id found in the values
     (each an identifier, a link or a phrase such as "arXiv preprint arXiv:2505.15034"),
-    else the first DOI in them."""
+    else the first paper of another source they name (a DOI, an OpenReview or
+    ACL Anthology link)."""
     values = [value for value in values if value]
     for value in values:
         found = {item.arxiv_id for item in arxiv_ids.parse_pasted(value) if item.arxiv_id}
         if len(found) == 1:
             return Reference(text, found.pop())
     for value in values:
-        if doi := find_doi(value):
-            return Reference(text, None, doi=doi)
+        if key := find_source_key(value):
+            return Reference(text, None, source_key=key)
     return Reference(text, None)
 
 
@@ -125,14 +119,25 @@ def _from_line(line: str) -> Iterator[Reference]:
                 else _reference(item.text, [item.text])
                 for item in items
             )
-    elif dois := [reference for reference in linked if reference.doi]:
-        yield from dois
-    elif doi := find_doi(line):
-        yield Reference(line.strip(), None, doi=doi)
+    elif elsewhere := [reference for reference in linked if reference.source_key]:
+        yield from elsewhere
+    elif named := dict(_source_keys(line)):
+        # A line may list several DOIs or Anthology ids; each is a reference.
+        yield from (
+            Reference(line.strip() if len(named) == 1 else token, None, source_key=key)
+            for key, token in named.items()
+        )
     elif HF_COLLECTION.search(line):
         yield Reference(line.strip(), None, problem=COLLECTION_ADDRESS)
     else:
         yield Reference(line.strip(), None)
+
+
+def _source_keys(line: str) -> Iterator[tuple[str, str]]:
+    """Each other source's key the line's tokens name, with its token, in order."""
+    for token in TOKEN_SEPARATORS.split(line):
+        if key := find_source_key(token):
+            yield key, token
 
 
 def _from_json(data: Any) -> Iterator[Reference]:
@@ -252,7 +257,7 @@ def _from_html(text: str) -> list[Reference]:
     for href, label in page.links:
         address = urljoin(page.base or _NO_BASE, href)
         reference = _reference(f"{label} ({href})" if label else href, [address, label])
-        key = reference.arxiv_id or reference.doi
+        key = reference.arxiv_id or reference.source_key
         if key and key not in seen:
             seen.add(key)
             found.append(reference)

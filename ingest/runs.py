@@ -39,7 +39,7 @@ from django.utils import timezone
 from catalog.models import Paper, Tag
 from ingest import announcements, arxiv_api, oai, records, snapshot
 from ingest import listing as listing_feeds
-from ingest.http import ArxivHttp
+from ingest.http import SourceHttp
 from ingest.models import IngestRun, IngestSource, OaiHarvest
 from ingest.pipeline import (
     WORKERS,
@@ -692,7 +692,7 @@ class Harvest:
         from_date: datetime.date,
         until_date: datetime.date | None = None,
         set_spec: str = "",
-        http: ArxivHttp | None = None,
+        http: SourceHttp | None = None,
     ) -> None:
         self.from_date, self.until_date, self.set_spec = from_date, until_date, set_spec
         self.http = http
@@ -743,7 +743,7 @@ def harvest_oai(
     from_date: datetime.date,
     until_date: datetime.date | None = None,
     set_spec: str = "",
-    http: ArxivHttp | None = None,
+    http: SourceHttp | None = None,
 ) -> IngestRun:
     """Harvest the period (a Harvest) through to its end."""
     harvest = Harvest(from_date=from_date, until_date=until_date, set_spec=set_spec, http=http)

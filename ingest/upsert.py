@@ -89,6 +89,8 @@ class StoredPaper:
     previous_version: int | None = None  # the version stored before, if any
     # The paper was a listing without an arXiv id, matched by its title.
     matched_listing: bool = False
+    # A paper from another source matched to the paper already stored from arXiv.
+    matched_arxiv: bool = False
     tags_added: tuple[int, ...] = ()  # ids of the given tags it did not have
 
 
@@ -172,7 +174,7 @@ def upsert_records(
         else:
             raise RuntimeError(f"{len(pending)} records kept conflicting with concurrent writes")
         if tags and tagged_ids:
-            _add_tags(tagged_ids, tags, result)
+            add_tags(tagged_ids, tags, result)
         # New papers came with their version from the insert.
         papers_changed(
             stored.paper_id
@@ -183,7 +185,7 @@ def upsert_records(
     return result
 
 
-def _add_tags(paper_ids: list[int], tags: Sequence[Tag], result: UpsertResult) -> None:
+def add_tags(paper_ids: list[int], tags: Sequence[Tag], result: UpsertResult) -> None:
     """Give the papers the tags they lack, and note which each got."""
     new = PaperTag.objects.give(paper_ids, tags)
     added: dict[int, tuple[int, ...]] = {}
@@ -372,7 +374,7 @@ def _lock_stored(
     return list(
         Paper.objects.select_for_update()
         .filter(wanted)
-        .only("arxiv_id", "review", *ARXIV_FIELDS)
+        .only("arxiv_id", "review", "source_key", *ARXIV_FIELDS)
         .order_by("pk")
     )
 
@@ -429,6 +431,7 @@ def _plan(
     categories: dict[str, Category],
     links: dict[int, list[CodeLink]],
 ) -> _Planned:
+    elsewhere = paper if paper is not None and paper.source_key else None
     # Each author once, with the parts of the name first naming them.
     parts_of = dict(zip(record.authors, record.author_parts, strict=False))
     credited: dict[int, tuple[CreditedAuthor, NameParts | None]] = {}
@@ -465,8 +468,10 @@ def _plan(
         if record.primary_category
         else None,
         "comment": record.comment,
-        "journal_ref": record.journal_ref,
-        "doi": record.doi,
+        # A paper another source gave (ingest.venues) keeps its published
+        # version's facts where arXiv has none.
+        "journal_ref": record.journal_ref or (elsewhere.journal_ref if elsewhere else ""),
+        "doi": record.doi or (elsewhere.doi if elsewhere else ""),
         # A source that leaves out a date or the version keeps what is stored.
         "published_at": _merged_moment(record.published_at, paper.published_at if paper else None),
         "published_precision": Paper.DatePrecision.DAY

@@ -18,14 +18,15 @@ from django.core.cache import cache, caches
 from django.test import Client
 from django.utils import translation
 
-from ingest.http import ArxivHttp
-from tests import arxiv_server
+from ingest.http import SourceHttp
+from tests import arxiv_server, sources_server
 from tests.accounts_factories import CuratorFactory
 from tests.arxiv_server import FakeArxiv, recorded_entries
 from tests.fake_llm_server import FakeLLMServer, running_fake_llm
 from tests.oai_server import FakeSleep, running_oai
 from tests.sentry_server import FakeSentry
 from tests.services import redis_db_url
+from tests.sources_server import FakeSources
 
 # The Redis database of the catalog cache in tests where a stale page must fail.
 CATALOG_CACHE_REDIS = redis_db_url(8)
@@ -74,6 +75,29 @@ def fake_arxiv(settings) -> Iterator[FakeArxiv]:
         yield server
 
 
+@pytest.fixture(autouse=True)
+def no_outside_sources(settings) -> None:
+    """Crossref, OpenReview and the ACL Anthology at an address nothing answers on,
+    unless a test serves them (fake_sources): tests never reach the network."""
+    settings.CROSSREF_API_URL = "http://127.0.0.1:9/crossref"
+    settings.OPENREVIEW_API_URL = "http://127.0.0.1:9/openreview"
+    settings.ACL_ANTHOLOGY_URL = "http://127.0.0.1:9/acl"
+
+
+@pytest.fixture
+def fake_sources(settings, fake_arxiv) -> Iterator[FakeSources]:
+    """Crossref, OpenReview and the ACL Anthology served from recorded answers, with
+    the fake arXiv's brief waits and retries, and no delay between requests."""
+    with sources_server.running() as server:
+        settings.CROSSREF_API_URL = server.url("crossref")
+        settings.OPENREVIEW_API_URL = server.url("openreview")
+        settings.ACL_ANTHOLOGY_URL = server.url("acl")
+        settings.CROSSREF_DELAY_SECONDS = 0
+        settings.OPENREVIEW_DELAY_SECONDS = 0
+        settings.ACL_ANTHOLOGY_DELAY_SECONDS = 0
+        yield server
+
+
 @pytest.fixture
 def oai_server(settings):
     """An OAI-PMH endpoint on 127.0.0.1 answering from a script, one step per
@@ -82,7 +106,7 @@ def oai_server(settings):
         settings.ARXIV_OAI_URL = server.url
         settings.ARXIV_DELAY_SECONDS = 0.2
         server.sleep = FakeSleep()
-        server.http = ArxivHttp(
+        server.http = SourceHttp(
             user_agent="Papershelf-test/1.0 (mailto:test@example.org)",
             # Generous, so a busy machine never turns a scripted answer into a timeout.
             timeout=10,

@@ -18,7 +18,7 @@ from lxml import etree
 from catalog.models import CurationEvent, Paper, PaperTag
 from catalog.signals import papers_stored
 from ingest import links, tasks
-from ingest.http import ArxivHttp
+from ingest.http import SourceHttp
 from ingest.links import Result
 from ingest.models import IngestRun, LinkRequest
 from ingest.records import SourceUnreadable
@@ -84,8 +84,8 @@ def test_the_command_adds_papers_named_in_any_form_with_their_metadata_and_tags(
     assert PaperTag.objects.filter(tag=tag).count() == 3
     printed = out.getvalue()
     assert printed.count("  added") == 3
-    assert re.search(r"^https://example.com/no-paper-here +not an arXiv id$", printed, re.M)
-    assert "Succeeded: added 3, not an arXiv id 1." in printed
+    assert re.search(r"^https://example.com/no-paper-here +not a paper id or link$", printed, re.M)
+    assert "Succeeded: added 3, not a paper id or link 1." in printed
     run = IngestRun.objects.get()
     assert (run.kind, run.status, run.fetched, run.created) == ("links", "succeeded", 3, 3)
     assert len(fake_arxiv.requests) == 1
@@ -261,7 +261,7 @@ def test_workers_keep_retrying_past_the_commands_bound(settings):
     settings.ARXIV_API_URL = f"http://127.0.0.1:{closed_port()}/api/query"
     settings.ARXIV_DELAY_SECONDS = 0
     waits: list[float] = []
-    http = ArxivHttp.from_settings(sleep=waits.append)
+    http = SourceHttp.from_settings(sleep=waits.append)
 
     with pytest.raises(SourceUnreadable, match="gave up after 6 tries"):
         http.retrying(lambda: http.get(settings.ARXIV_API_URL), what="a worker's request")
@@ -293,7 +293,7 @@ def test_the_admin_page_adds_papers_and_shows_each_result(
     changelist = curator_client.get("/admin/catalog/paper/").content.decode()
     assert f'href="{ADD_PAGE}"' in changelist
     form_page = curator_client.get(ADD_PAGE).content.decode()
-    assert "Add papers from arXiv" in form_page
+    assert "Add papers by link" in form_page
     assert "admin-autocomplete" in form_page
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -308,7 +308,7 @@ def test_the_admin_page_adds_papers_and_shows_each_result(
     page = curator_client.get(response["Location"]).content.decode()
     assert "Succeeded" in page and "http-equiv" not in page
     assert page.count("<td>added</td>") == 2
-    assert "<td>not an arXiv id</td>" in page
+    assert "<td>not a paper id or link</td>" in page
     assert set(Paper.objects.filter(tags=tag).values_list("arxiv_id", flat=True)) == set(ids)
     listing = curator_client.get("/admin/ingest/linkrequest/").content.decode()
     assert "added 2" in listing
@@ -327,9 +327,12 @@ def test_a_running_request_shows_its_progress_and_refreshes(curator_client):
 @pytest.mark.parametrize(
     ("text", "error"),
     [
-        ("garbage " * 1250, "No arXiv id or link was found"),
+        ("garbage " * 1250, "No paper was found"),
         ("x" * 1_000_001, "more than 1,000,000"),
-        (" ".join(f"2601.{n:05d}" for n in range(1, 1002)), "1,001 different ids, more than 1,000"),
+        (
+            " ".join(f"2601.{n:05d}" for n in range(1, 1002)),
+            "1,001 different papers, more than 1,000",
+        ),
         ("   ", "Paste arXiv ids, links or references, or choose a file of them."),
     ],
 )
@@ -460,8 +463,8 @@ JOURNAL_DOI = "10.1145/3533767.3534401"
         ("hf-collection.html", f"{FIRST_TITLE} (/papers/2202.12139)"),
     ],
 )
-def test_references_in_any_format_are_added_and_a_journal_doi_is_reported(
-    fake_arxiv, name, first_line
+def test_references_in_any_format_are_added_and_a_journal_doi_is_read_from_crossref(
+    fake_sources, fake_arxiv, name, first_line
 ):
     request = add((REFERENCES / name).read_text())
 
@@ -472,12 +475,16 @@ def test_references_in_any_format_are_added_and_a_journal_doi_is_reported(
     ]
     # The collection's page links no journal paper; the others name it by its DOI.
     assert lines[3:] == (
-        []
-        if name == "hf-collection.html"
-        else [(lines[3][0], None, Result.NOT_ON_ARXIV, f"DOI {JOURNAL_DOI}")]
+        [] if name == "hf-collection.html" else [(lines[3][0], None, Result.ADDED, "")]
     )
-    assert sorted(Paper.objects.values_list("arxiv_id", flat=True)) == sorted(LISTED)
+    assert sorted(
+        Paper.objects.exclude(arxiv_id=None).values_list("arxiv_id", flat=True)
+    ) == sorted(LISTED)
     assert sorted(fake_arxiv.requests[0].params["id_list"].split(",")) == sorted(LISTED)
+    if name != "hf-collection.html":
+        journal = Paper.objects.get(arxiv_id=None)
+        assert (journal.doi, journal.source_key) == (JOURNAL_DOI, f"doi:{JOURNAL_DOI}")
+        assert journal.title == "Automated test generation for REST APIs: no time to rest yet"
 
 
 def test_a_paste_of_markdown_list_lines_reads_each_link(fake_arxiv):
@@ -555,7 +562,7 @@ def test_a_bibtex_entry_that_cannot_be_read_is_reported_and_the_rest_added(fake_
 
 
 def test_the_admin_page_adds_the_papers_of_an_uploaded_export(
-    fake_arxiv, curator_client, django_capture_on_commit_callbacks
+    fake_sources, curator_client, django_capture_on_commit_callbacks
 ):
     export = SimpleUploadedFile("My Library.bib", (REFERENCES / "zotero.bib").read_bytes())
 
@@ -565,9 +572,8 @@ def test_the_admin_page_adds_the_papers_of_an_uploaded_export(
     request = LinkRequest.objects.get()
     assert response["Location"] == f"/admin/ingest/linkrequest/{request.pk}/change/"
     page = curator_client.get(response["Location"]).content.decode()
-    assert page.count("<td>added</td>") == 3
-    assert f"<td>not on arXiv</td>\n          <td>DOI {JOURNAL_DOI}</td>" in page
-    assert "not on arXiv 1" in curator_client.get("/admin/ingest/linkrequest/").content.decode()
+    assert page.count("<td>added</td>") == 4
+    assert "added 4" in curator_client.get("/admin/ingest/linkrequest/").content.decode()
     # A retry starts from what the file held.
     retry = curator_client.get(f"{ADD_PAGE}?retry={request.pk}")
     assert retry.context["form"].initial["text"] == (REFERENCES / "zotero.bib").read_text()
@@ -580,10 +586,7 @@ def test_the_admin_page_adds_the_papers_of_an_uploaded_export(
         ("2202.12139 Ramírez".encode("latin-1"), "byte 15 is not UTF-8 text"),
         (b"2202.12139\n" * 100_000, "1,100,000 bytes, more than 1,000,000"),
         (b"", "The submitted file is empty."),
-        (
-            b"@article{k, doi = {10.1145/3533767.3534401}}",
-            "Not on arXiv, by their DOI: 1 of the references",
-        ),
+        (b"@article{k, title = {No id}, journal = {Nature}}", "No paper was found."),
     ],
 )
 def test_a_file_that_cannot_be_read_is_refused_with_a_reason(curator_client, content, error):

@@ -11,7 +11,7 @@ from django.db import connection
 
 from core.pacing import lock_key
 from ingest.arxiv_api import read_query
-from ingest.http import ArxivHttp, parse_retry_after
+from ingest.http import SourceHttp, parse_retry_after
 from ingest.records import ArxivRecord, Skipped, SourceUnreadable
 from tests.arxiv_server import (
     Fault,
@@ -216,7 +216,7 @@ def test_a_lasting_fault_gives_up_after_the_retries_without_hanging(fake_arxiv):
 
 
 def test_backoff_grows_exponentially_with_jitter_and_a_cap():
-    http = ArxivHttp.from_settings(retry_base_wait=1.0, retry_max_wait=20.0)
+    http = SourceHttp.from_settings(retry_base_wait=1.0, retry_max_wait=20.0)
 
     waits = [http.wait_before_retry(attempt, retry_after=None) for attempt in range(6)]
 

@@ -4,7 +4,7 @@ import datetime
 
 import pytest
 
-from ingest.http import ArxivHttp, Retryable
+from ingest.http import Retryable, SourceHttp
 from ingest.listing import Announced, parse_listing, read_listing
 from ingest.records import SourceUnreadable
 from tests.arxiv_server import Fault, recorded_listing
@@ -130,7 +130,7 @@ def test_a_feed_still_broken_after_the_retries_is_unreadable(fake_arxiv):
     fake_arxiv.listing = recorded_listing("cs.SE_truncated.rss")
 
     with pytest.raises(SourceUnreadable, match="malformed listing feed"):
-        read_listing(["cs.SE"], http=ArxivHttp.from_settings(max_retries=1))
+        read_listing(["cs.SE"], http=SourceHttp.from_settings(max_retries=1))
 
     assert len(fake_arxiv.requests) == 2
 

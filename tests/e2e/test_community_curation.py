@@ -64,7 +64,7 @@ def test_a_curator_adds_approves_and_publishes_and_anonymous_readers_see_it_at_o
     page.fill("#id_password", PASSWORD)
     page.get_by_role("button", name="Log in").click()
     page.goto("/admin/catalog/paper/")
-    page.get_by_role("link", name="Add papers from arXiv").click()
+    page.get_by_role("link", name="Add papers by link").click()
     first, second, third = (entry_id(e) for e in by_link)
     page.fill(
         "textarea[name=text]",

@@ -16,8 +16,9 @@ ACTOR = "add_papers command"
 
 class Command(BaseCommand):
     help = (
-        "Add papers from arXiv by id or link (2505.15034, arXiv:2505.15034v2, hep-th/9901001, "
-        "arxiv.org, Hugging Face or alphaXiv URLs...), with tags, and report each one."
+        "Add papers by id or link (2505.15034, arXiv:2505.15034v2, hep-th/9901001, arxiv.org, "
+        "Hugging Face or alphaXiv URLs, DOIs, OpenReview forums, ACL Anthology ids...) or from "
+        "a file of references, with tags, and report each one."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -44,7 +45,7 @@ class Command(BaseCommand):
         text = sys.stdin.read() if items == ["-"] else "\n".join(items)
         if not text.strip():
             raise CommandError(
-                "Give at least one arXiv id or link, or '-' to read them from stdin."
+                "Give at least one paper's id or link, or '-' to read them from stdin."
             )
         tags = list(Tag.objects.filter(slug__in=tag))
         unknown = sorted(set(tag) - {t.slug for t in tags})
@@ -64,7 +65,9 @@ class Command(BaseCommand):
         client = ArxivClient.from_settings(
             page_size=IDS_PER_REQUEST, give_up_after=settings.ARXIV_COMMAND_RETRY_SECONDS
         )
-        request = links.add_papers(request, client=client)
+        request = links.add_papers(
+            request, client=client, give_up_after=settings.ARXIV_COMMAND_RETRY_SECONDS
+        )
         width = max(len(line.text) for line in map(links.Line.from_json, request.lines))
         for line in map(links.Line.from_json, request.lines):
             detail = f" ({line.detail})" if line.detail else ""
