@@ -55,7 +55,7 @@ def drop_vocabulary(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("catalog", "0030_section_search")]
+    dependencies = [("catalog", "0031_papers_from_other_sources")]
 
     operations = [
         TrigramExtension(),
