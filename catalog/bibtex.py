@@ -59,7 +59,8 @@ def typesettable(char: str) -> str:
         return char
     if unicodedata.category(char) == "Cf":
         return ""  # zero-width and direction marks: nothing to print
-    base, *marks = unicodedata.normalize("NFD", char)
+    decomposed = unicodedata.normalize("NFD", char)
+    base, marks = decomposed[0], decomposed[1:]
     if base.isascii() and marks and all(mark in ACCENTS for mark in marks):
         for mark in marks:
             base = f"\\{ACCENTS[mark]}{{{base}}}"
