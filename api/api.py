@@ -183,6 +183,10 @@ def invalid_parameters(request: HttpRequest, exc: ValidationError) -> HttpRespon
             location = [part for part in location[2:] if not part.isdigit()] or location[1:]
         elif location[:1] == ["path"]:
             location = location[1:]
+        elif location[:1] == ["body"] and len(location) > 2:
+            # A JSON member by its own name, not the view's argument holding it
+            # (body, payload, parent: "body.parent").
+            location = ["body", *location[2:]]
         errors.setdefault(".".join(location) or "request", []).append(str(each.get("msg", "")))
     names = ", ".join(errors)
     return error(request, f"These parameters are not valid: {names}.", status=400, errors=errors)

@@ -114,6 +114,7 @@ PARAMETER_EXAMPLES: dict[str, Any] = {
     "ref": "2505.15034",
     "slug": "agents",
     "code": "cs.AI",
+    "author": "kangkun-mao",
 }
 PATH_PARAMETERS = {
     "ref": "The paper: an arXiv id (`2505.15034`, `hep-th/9901001`, with or without"
@@ -121,6 +122,7 @@ PATH_PARAMETERS = {
     " stable id here (a number).",
     "slug": "A tag's slug, as /tags lists them.",
     "code": "A category's code, as /categories lists them (`cs.AI`).",
+    "author": "An author's slug, as their page's address has it (/authors/<slug>/).",
 }
 SCHEME_DESCRIPTION = (
     "A reader's API token (`Authorization: Bearer <token>`), made on their subscriptions"

@@ -17,7 +17,7 @@ from api.http import keep_private
 from api.public import ERRORS, ItemFields, Paging, list_answer
 from api.queries import paper_by_ref
 from api.schemas import PaperFilters
-from catalog.models import Category, Paper, Tag
+from catalog.models import Author, Category, Paper, Tag
 
 router = Router(auth=auth.ReaderToken(), tags=["me"])
 # A reader's upvote of a paper, under /papers/ (added before the public
@@ -77,7 +77,7 @@ def unsave(request: HttpRequest, ref: str) -> dict[str, Any]:
 
 @router.get("/subscriptions", response={200: schemas.Subscriptions, **ERRORS})
 def subscriptions(request: HttpRequest, response: HttpResponse) -> dict[str, Any]:
-    """The tags and categories the reader follows."""
+    """The tags, categories and authors the reader follows."""
     keep_private(response)
     rows = selectors.user_subscriptions(user=auth.reader_of(request))
     return {
@@ -85,16 +85,23 @@ def subscriptions(request: HttpRequest, response: HttpResponse) -> dict[str, Any
         "categories": [
             {"code": row.category.code, "name": row.category.name} for row in rows if row.category
         ],
+        "authors": [
+            {"slug": row.author.slug, "name": row.author.name} for row in rows if row.author
+        ],
     }
 
 
-def change(request: HttpRequest, target: Tag | Category, *, subscribe: bool) -> dict[str, Any]:
+def change(
+    request: HttpRequest, target: Tag | Category | Author, *, subscribe: bool
+) -> dict[str, Any]:
     if subscribe:
         services.subscribe(user=auth.reader_of(request), target=target)
     else:
         services.unsubscribe(user=auth.reader_of(request), target=target)
-    kind, key = ("tag", target.slug) if isinstance(target, Tag) else ("category", target.code)
-    return {"kind": kind, "key": key, "subscribed": subscribe}
+    if isinstance(target, Category):
+        return {"kind": "category", "key": target.code, "subscribed": subscribe}
+    kind = "tag" if isinstance(target, Tag) else "author"
+    return {"kind": kind, "key": target.slug, "subscribed": subscribe}
 
 
 def tag_named(slug: str) -> Tag:
@@ -135,6 +142,27 @@ def subscribe_category(request: HttpRequest, code: str) -> dict[str, Any]:
 def unsubscribe_category(request: HttpRequest, code: str) -> dict[str, Any]:
     """Stop following a category."""
     return change(request, category_named(code), subscribe=False)
+
+
+def author_named(slug: str) -> Author:
+    return get_object_or_404(Author, slug=slug)
+
+
+@router.put(
+    "/subscriptions/authors/{author}", response={200: schemas.SubscriptionState, **WRITE_ERRORS}
+)
+def subscribe_author(request: HttpRequest, author: str) -> dict[str, Any]:
+    """Follow an author (by the slug of their page): their papers come into the
+    feed, the digest and the private feed."""
+    return change(request, author_named(author), subscribe=True)
+
+
+@router.delete(
+    "/subscriptions/authors/{author}", response={200: schemas.SubscriptionState, **WRITE_ERRORS}
+)
+def unsubscribe_author(request: HttpRequest, author: str) -> dict[str, Any]:
+    """Stop following an author."""
+    return change(request, author_named(author), subscribe=False)
 
 
 def change_vote(request: HttpRequest, ref: str, *, upvoted: bool) -> dict[str, Any]:

@@ -335,13 +335,19 @@ class UpvoteState(Schema):
     upvotes: int = Field(description="The paper's upvotes that count, after this change.")
 
 
+class AuthorRef(Schema):
+    slug: str = Field(description="As in the author's page's address, /authors/<slug>/.")
+    name: str
+
+
 class Subscriptions(Schema):
     tags: list[TagRef]
     categories: list[CategoryRef]
+    authors: list[AuthorRef]
 
 
 class SubscriptionState(Schema):
-    kind: Literal["tag", "category"]
+    kind: Literal["tag", "category", "author"]
     key: str
     subscribed: bool
 

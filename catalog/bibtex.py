@@ -7,11 +7,18 @@ escaped; an unclosed `$` is escaped; braces that do not pair are dropped while
 those that do stay (`\\emph{x}` keeps its argument); a trailing backslash goes;
 and commands that read or write files or define macros (`\\input`, `\\write`,
 `\\def`...) lose their backslash, so `\\input{...}` is printed, never run.
+Characters past Latin-1 and Latin Extended-A, which pdflatex's default setup
+cannot typeset, are spelled in TeX where TeX has a spelling: letters with
+stacked accents by LaTeX's accent commands (Nguyễn: `Nguy{\\~{\\^{e}}}n`), Greek
+and mathematical symbols as math (`\\ensuremath{\\alpha}`, pylatexenc's table).
 Names are written "von Last, Jr., First" from their parts (catalog.names), a
 group's name braced whole so that BibTeX never abbreviates it.
 """
 
 import re
+import unicodedata
+
+from pylatexenc.latexencode import UnicodeToLatexEncoder
 
 from catalog.models import Paper
 from catalog.names import Name, key_word
@@ -31,6 +38,38 @@ UNSAFE_COMMANDS = frozenset(
     }
 )  # fmt: skip
 COMMAND = re.compile(r"\\([A-Za-z@]+)")
+# LaTeX's accent commands, which its default font encoding has, by combining mark.
+ACCENTS = {
+    "\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0304": "=",
+    "\u0306": "u", "\u0307": ".", "\u0308": '"', "\u030a": "r", "\u030b": "H",
+    "\u030c": "v", "\u0323": "d", "\u0327": "c", "\u0328": "k",
+}  # fmt: skip
+TO_LATEX = UnicodeToLatexEncoder(
+    non_ascii_only=True,
+    replacement_latex_protection="braces-all",
+    unknown_char_policy="keep",
+    unknown_char_warning=False,
+)
+
+
+def typesettable(char: str) -> str:
+    """A character pdflatex typesets as it stands, or its TeX spelling when it
+    has one (see above); else the character."""
+    if char.isascii() or "\u00a0" <= char <= "\u017f":
+        return char
+    if unicodedata.category(char) == "Cf":
+        return ""  # zero-width and direction marks: nothing to print
+    decomposed = unicodedata.normalize("NFD", char)
+    base, marks = decomposed[0], decomposed[1:]
+    if base.isascii() and marks and all(mark in ACCENTS for mark in marks):
+        for mark in marks:
+            base = f"\\{ACCENTS[mark]}{{{base}}}"
+        # Braced whole: one letter to BibTeX, which abbreviates and sorts names by letters.
+        return "{" + base + "}"
+    # Math, or plain ASCII (a prime is '); other spellings may need a font encoding.
+    spelled = TO_LATEX.unicode_to_latex(char)
+    plain = spelled.isascii() and "\\" not in spelled
+    return spelled if "\\ensuremath" in spelled or plain else char
 
 
 def _paired_braces(text: str) -> str:
@@ -102,7 +141,7 @@ def tex_value(text: str) -> str:
         else:
             out.append(char)
         position += 1
-    return " ".join(_paired_braces("".join(out)).split())
+    return "".join(map(typesettable, " ".join(_paired_braces("".join(out)).split())))
 
 
 def verbatim_value(text: str) -> str:

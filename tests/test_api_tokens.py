@@ -169,6 +169,24 @@ def test_subscribing_and_the_feed_through_the_api(client, reader):
     assert client.put("/api/v1/me/subscriptions/tags/nope", **bearer(secret)).status_code == 404
 
 
+def test_a_token_follows_an_author_whose_papers_come_into_its_feed(client, reader):
+    user, secret = reader
+    by_her = PaperFactory(authors=["Kaiwen Zha", "Zhengqi Gao"])
+    PaperFactory(authors=["Someone Else"])
+
+    followed = client.put("/api/v1/me/subscriptions/authors/kaiwen-zha", **bearer(secret))
+    subscriptions = client.get("/api/v1/me/subscriptions", **bearer(secret)).json()
+    feed = client.get("/api/v1/me/feed", **bearer(secret)).json()
+
+    assert followed.json() == {"kind": "author", "key": "kaiwen-zha", "subscribed": True}
+    assert subscriptions["authors"] == [{"slug": "kaiwen-zha", "name": "Kaiwen Zha"}]
+    assert [item["id"] for item in feed["items"]] == [by_her.pk]
+    client.delete("/api/v1/me/subscriptions/authors/kaiwen-zha", **bearer(secret))
+    assert not Subscription.objects.filter(user=user).exists()
+    missing = client.put("/api/v1/me/subscriptions/authors/nobody", **bearer(secret))
+    assert missing.status_code == 404
+
+
 def test_a_token_reaches_only_its_owners_lists(client, reader):
     owner, secret = reader
     other = UserFactory()
@@ -185,7 +203,7 @@ def test_a_token_reaches_only_its_owners_lists(client, reader):
 
     assert [item["id"] for item in my_saved["items"]] == [mine.pk]
     assert [item["id"] for item in their_saved["items"]] == [theirs.pk]
-    assert my_subscriptions == {"tags": [], "categories": []}
+    assert my_subscriptions == {"tags": [], "categories": [], "authors": []}
     assert SavedPaper.objects.filter(user=other, paper=theirs).exists()
 
 

@@ -382,6 +382,19 @@ def test_api_lists_and_posts_comments(client, reader, paper):
     assert {"get", "post"} <= set(schema["paths"]["/api/v1/papers/{ref}/comments"])
 
 
+def test_api_names_the_json_members_it_refuses(client, reader, paper):
+    _token, secret = create_api_token(user=reader, name="test")
+    refused = client.post(
+        f"/api/v1/papers/{paper.pk}/comments",
+        {"body": 5, "parent": "first"},
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {secret}",
+    )
+    assert refused.status_code == 400
+    assert refused["Content-Type"] == "application/problem+json"
+    assert set(refused.json()["errors"]) == {"body.body", "body.parent"}
+
+
 def test_api_posts_name_the_comment_allowances_down_to_the_429(client, reader, paper, settings):
     settings.RATELIMIT_ENABLE = True
     settings.API_TOKEN_RATE_LIMIT = "100/m"

@@ -409,6 +409,51 @@ def test_names_the_source_gave_in_parts_are_exported_in_those_parts(client, tmp_
     assert paper.parsed_authors[1].family == "Cruz"
 
 
+# Past Latin-1 and Latin Extended-A, which pdflatex's default setup cannot
+# typeset as they stand: Greek and symbols outside math, stacked accents.
+BEYOND_LATIN = {
+    "2504.00001": (
+        "Scaling \N{GREEK SMALL LETTER ALPHA}-nets to \N{INFINITY} with"
+        " $x\N{PRIME} \N{LESS-THAN OR EQUAL TO} y$",
+        [
+            "Nguy\N{LATIN SMALL LETTER E WITH CIRCUMFLEX AND TILDE}n V\u0103n An",
+            "Tr\N{LATIN SMALL LETTER A WITH CIRCUMFLEX AND GRAVE}n"
+            " Th\N{LATIN SMALL LETTER I WITH DOT BELOW}"
+            " Ng\N{LATIN SMALL LETTER O WITH DOT BELOW}c",
+        ],
+    ),
+    "2504.00002": (
+        "Zero\u200bwidth marks and Schr\u00f6dinger's \N{PARTIAL DIFFERENTIAL}-operators",
+        ["\u0141ukasz Kaiser"],
+    ),
+}
+
+
+@pytest.fixture
+def beyond_latin():
+    return [
+        PaperFactory(arxiv_id=arxiv_id, title=title, authors=authors)
+        for arxiv_id, (title, authors) in BEYOND_LATIN.items()
+    ]
+
+
+def test_bibtex_spells_what_pdflatex_cannot_typeset_in_tex(client, beyond_latin):
+    library = bibtexparser.parse_string(body(client.get("/export.bib")))
+    entries = {entry["eprint"]: entry for entry in library.entries}
+
+    assert not library.failed_blocks
+    first, second = entries["2504.00001"], entries["2504.00002"]
+    assert first["title"] == (
+        "{Scaling {\\ensuremath{\\alpha}}-nets to {\\ensuremath{\\infty}} with"
+        " $x{'} {\\ensuremath{\\leq}} y$}"
+    )
+    assert (
+        first["author"] == "An, Nguy{\\~{\\^{e}}}n Văn and Ng{\\d{o}}c, Tr{\\`{\\^{a}}}n Th{\\d{i}}"
+    )
+    # Latin Extended-A stands as it is; a zero-width space goes.
+    assert "Łukasz" in second["author"] and "\u200b" not in second["title"]
+
+
 def test_the_paper_page_cites_arxivs_doi(client, awkward):
     page = client.get(awkward[0].get_absolute_url()).content.decode()
 
@@ -416,7 +461,9 @@ def test_the_paper_page_cites_arxivs_doi(client, awkward):
 
 
 @pytest.mark.slow
-def test_bibtex_of_awkward_titles_compiles_with_pdflatex_and_bibtex(client, awkward, tmp_path):
+def test_bibtex_of_awkward_titles_compiles_with_pdflatex_and_bibtex(
+    client, awkward, beyond_latin, tmp_path
+):
     (tmp_path / "refs.bib").write_text(body(client.get("/export.bib")))
     (tmp_path / "paper.tex").write_text(
         "\\documentclass{article}\\usepackage{url}\\begin{document}\\nocite{*}"
@@ -438,5 +485,5 @@ def test_bibtex_of_awkward_titles_compiles_with_pdflatex_and_bibtex(client, awkw
     assert "Citation" not in log or "undefined" not in log
     bbl = (tmp_path / "paper.bbl").read_text()
     # Every paper typeset, its percent sign printed rather than a comment.
-    assert bbl.count("\\bibitem") == len(AWKWARD_TITLES)
+    assert bbl.count("\\bibitem") == len(AWKWARD_TITLES) + len(BEYOND_LATIN)
     assert "100\\%" in bbl

@@ -128,7 +128,8 @@ def test_sorted_by_added_pages_through_every_paper_once(client):
 def test_a_paper_says_its_version_date_apart_from_its_last_change(client):
     paper = PaperFactory(version=2)
     detail = client.get(f"/api/v1/papers/{paper.arxiv_id}").json()
-    paper.refresh_from_db()  # the factory's tags moved changed_at after the object was made
+    # As stored: the factory's tags and categories moved it after the instance was made.
+    paper.refresh_from_db()
     assert detail["version_updated_at"] is not None
     assert moment(detail["updated_at"]) == paper.changed_at.replace(microsecond=0)
 
