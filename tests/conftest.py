@@ -42,6 +42,15 @@ def site_language() -> Iterator[None]:
     translation.deactivate()
 
 
+@pytest.fixture(autouse=True)
+def vector_dir(settings, tmp_path):
+    """Each test's own directory of text vectors (the tf-idf model, the neighbours'
+    index): the one `make run` fills holds another database's paper ids, which a
+    search would find as papers "related in meaning" to its words."""
+    settings.VECTOR_DIR = tmp_path / "vectors"
+    return settings.VECTOR_DIR
+
+
 class _StoppedClock:
     def __init__(self, now: float) -> None:
         self.now = now
