@@ -48,11 +48,14 @@ def time_pages(requests: int) -> list[tuple[str, float, float, int]]:
     import django
 
     django.setup()
+    from django.core.management import call_command
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
     from catalog.models import Author
+
+    call_command("collectstatic", "--noinput", verbosity=0)  # pages name their hashed files
 
     # A real author's surname, as a reader would start typing it.
     author = Author.objects.order_by("pk").values_list("name", flat=True)[500].split()[-1][:5]

@@ -5,11 +5,12 @@ The vocabulary is catalog.SearchTerm, a view over the tags, the categories
 (code and name) and the authors. As a reader types, the search box asks for
 the terms with a word starting with what is typed (`typed_terms`, one query,
 kept in the catalog cache). For a search, `did_you_mean` reads each run of up
-to four of its words against the terms and suggests the terms a few letters
-away from one: on PostgreSQL the candidates come from the trigram indexes
-behind the view (pg_trgm's `%`, similarity at least 0.3), on SQLite the
-vocabulary is small and read whole; either way the edit distance between the
-words and the term decides.
+to four of its words against the tags and categories, and each run of two or
+three against the authors (a name as written), and suggests the terms a few
+letters away from one: on PostgreSQL the candidates come from the trigram
+indexes behind the view (pg_trgm's `%`, similarity at least 0.3), on SQLite
+the vocabulary is small and read whole; either way the edit distance between
+the words and the term decides.
 """
 
 import functools
@@ -32,6 +33,7 @@ TYPED_TERMS = 8
 # Runs of the search's words read against the vocabulary, the longest first.
 LONGEST_RUN = 4
 MOST_RUNS = 24
+AUTHOR_RUN = 3
 # Read against a misspelt run: the nearest candidates by trigram similarity.
 CANDIDATES = 50
 MOST_SUGGESTIONS = 3
@@ -83,6 +85,8 @@ def did_you_mean(text: str) -> Suggestions:
     for term in _candidates(runs):
         allowed = allowed_distance(term.normalized)
         for run in runs:
+            if term.kind == SearchTerm.Kind.AUTHOR and not _names_an_author(run):
+                continue
             if abs(len(run.words) - len(term.normalized)) > allowed:
                 continue  # more letters apart than may be wrong: not worth measuring
             distance = edit_distance(run.words, term.normalized)
@@ -143,12 +147,21 @@ def _candidates(runs: list[Run]) -> QuerySet[SearchTerm]:
     terms = SearchTerm.objects.all()
     if connections[terms.db].vendor != "postgresql":
         return terms
+    # An author is asked about by a run of two or three words (a name as written):
+    # one word is like thousands of names among hundreds of thousands of authors.
+    named = [Q(normalized__trigram_similar=run.words) for run in runs if _names_an_author(run)]
     similar = functools.reduce(
         operator.or_, (Q(normalized__trigram_similar=run.words) for run in runs)
-    )
+    ) & ~Q(kind=SearchTerm.Kind.AUTHOR)
+    if named:
+        similar |= functools.reduce(operator.or_, named) & Q(kind=SearchTerm.Kind.AUTHOR)
     similarities = [TrigramSimilarity("normalized", run.words) for run in runs]
     closeness = Greatest(*similarities) if len(similarities) > 1 else similarities[0]
     return terms.filter(similar).annotate(closeness=closeness).order_by("-closeness")[:CANDIDATES]
+
+
+def _names_an_author(run: Run) -> bool:
+    return 1 < len(run.words.split()) <= AUTHOR_RUN
 
 
 def allowed_distance(term: str) -> int:

@@ -115,6 +115,8 @@ def test_the_search_box_asks_for_suggestions_as_one_types(client, vocabulary):
         ("cs.CL", [], ""),
         ("Reinforcement Learning", [], ""),
         ("policy gradients", [], ""),
+        # An author is asked about by a name as written, not by one word of it.
+        ("Bengoi", [], ""),
         # An excluded word is not asked about.
         ("policy -agentss", [], ""),
     ],
