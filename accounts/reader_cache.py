@@ -28,9 +28,11 @@ from django.db import transaction
 
 from accounts import selectors
 from catalog.cache import (
+    VERSION_KEY,
     bump_version,
     catalog_cache,
     current_version,
+    keep_catalog_version,
     keep_reader_version,
     reader_version_key,
 )
@@ -51,7 +53,8 @@ def cached_reader(*, user_id: int, load: Callable[[], User | None]) -> User | No
     holds, else from load() (None for a user who cannot log in: not kept)."""
     version_key, entry_key = _keys(user_id)
     cache = catalog_cache()
-    stored = cache.get_many([version_key, entry_key])
+    # The catalog's version too: the page cache asks for it next.
+    stored = cache.get_many([version_key, entry_key, VERSION_KEY])
     version = stored.get(version_key)
     if version is None:
         version = current_version(version_key)
@@ -60,6 +63,7 @@ def cached_reader(*, user_id: int, load: Callable[[], User | None]) -> User | No
     entry: tuple[int, User] | None = stored.get(entry_key)
     if entry is not None and entry[0] == version:
         keep_reader_version(entry[1], version)
+        keep_catalog_version(entry[1], stored.get(VERSION_KEY))
         return entry[1]
     # Read on the primary (reads in a transaction go there): a replica behind
     # a change that has just committed would have what it replaced stored
@@ -71,6 +75,7 @@ def cached_reader(*, user_id: int, load: Callable[[], User | None]) -> User | No
     if user is not None:
         cache.set(entry_key, (version, user), settings.CATALOG_CACHE_SECONDS)
         keep_reader_version(user, version)
+        keep_catalog_version(user, stored.get(VERSION_KEY))
     return user
 
 

@@ -108,6 +108,21 @@ def reader_version(user: object) -> int | None:
     return version
 
 
+def keep_catalog_version(user: object, version: int | None) -> None:
+    """Note on the user object the catalog version read with the reader's
+    entry (in the same round trip to the cache), for the page cache to use
+    rather than asking for it again."""
+    # The user model's stubs do not let it have more attributes.
+    user._catalog_version = version  # type: ignore[attr-defined]
+
+
+def noted_catalog_version(user: object) -> int | None:
+    """The catalog version keep_catalog_version noted for this request's
+    reader, or None (an anonymous reader, or none was stored)."""
+    version: int | None = getattr(user, "_catalog_version", None)
+    return version
+
+
 def _first_version() -> int:
     # The clock in milliseconds: a version lost to eviction starts again above
     # any the entries still stored were made under (bumps are far fewer than

@@ -3,6 +3,7 @@ personal feed and the search feeds."""
 
 import datetime
 import html
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import django_filters
@@ -25,7 +26,7 @@ from django.forms.utils import flatatt
 from django.http import QueryDict
 from django.template.loader import get_template
 from django.utils import timezone, translation
-from django.utils.functional import SimpleLazyObject
+from django.utils.functional import SimpleLazyObject, cached_property
 from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString, mark_safe
@@ -44,8 +45,8 @@ from catalog.models import (
     Tag,
     tag_label,
 )
-from catalog.pagination import estimated_count
-from catalog.search import papers_near_query, relevance, search
+from catalog.pagination import estimated_count, sampled_count
+from catalog.search import has_phrase, papers_near_query, relevance, search
 from catalog.trending import DEFAULT_WINDOW, ordering
 from core.forms import choice_field
 from core.fragments import Fragments, digest, template_digest
@@ -379,6 +380,23 @@ class PaperFilter(django_filters.FilterSet):
         return window
 
     @property
+    def searches_phrase(self) -> bool:
+        return has_phrase(self.form.cleaned_data.get("q", "")) if self.is_valid() else False
+
+    def total_estimate(self) -> Callable[[], int] | None:
+        """How to estimate the list's total past EXACT_COUNT_LIMIT where the
+        planner cannot: a phrase's matches, from a sample of the catalog (all
+        its matches, not only those ranked by relevance)."""
+        if not self.searches_phrase:
+            return None
+        return lambda: self.phrase_matches
+
+    @cached_property
+    def phrase_matches(self) -> int:
+        """A phrase search's matches, estimated once for the plan and the total."""
+        return sampled_count(super().qs.order_by().values("pk"))
+
+    @property
     def qs(self) -> QuerySet[Paper]:
         if not hasattr(self, "_sorted_qs"):
             papers = super().qs
@@ -394,8 +412,7 @@ class PaperFilter(django_filters.FilterSet):
                 # The newest matches of the words, as below, and the papers
                 # nearest in meaning, ranked together (catalog.search.relevance).
                 matching = papers.filter(word_match=True)
-                newest = matching.order_by(*self._newest_first(matching)).values("pk")
-                candidates = Q(pk__in=newest[: settings.SEARCH_RELEVANCE_CANDIDATES])
+                candidates = Q(pk__in=self._newest_matches(matching))
                 papers = (
                     papers.filter(candidates | Q(pk__in=[pk for pk, _ in self.near]))
                     .annotate(relevance=relevance(papers))
@@ -404,16 +421,22 @@ class PaperFilter(django_filters.FilterSet):
             elif by_relevance:
                 # Rank only the newest matches: ranking reads every match's
                 # tsvector, seconds for a word in half the catalog.
-                newest = papers.order_by(*self._newest_first(papers)).values("pk")
-                papers = papers.filter(
-                    pk__in=newest[: settings.SEARCH_RELEVANCE_CANDIDATES]
-                ).order_by(F("rank").desc(), *NEWEST_FIRST)
+                papers = papers.filter(pk__in=self._newest_matches(papers)).order_by(
+                    F("rank").desc(), *NEWEST_FIRST
+                )
             else:
                 papers = papers.order_by(*self._newest_first(papers))
             self.ranks_newest_only = bool(by_relevance)
             self._sorted_qs = papers
         sorted_qs: QuerySet[Paper] = self._sorted_qs
         return sorted_qs
+
+    def _newest_matches(self, papers: QuerySet[Paper]) -> list[int]:
+        """The ids of the newest SEARCH_RELEVANCE_CANDIDATES matches, found
+        once: as a subquery, the page's rows, its ids and its count would each
+        find them again."""
+        newest = papers.order_by(*self._newest_first(papers)).values_list("pk", flat=True)
+        return list(newest[: settings.SEARCH_RELEVANCE_CANDIDATES])
 
     def _newest_first(self, papers: QuerySet[Paper]) -> tuple[OrderBy, ...]:
         """How to put the papers newest first. PostgreSQL walks the newest
@@ -422,6 +445,10 @@ class PaperFilter(django_filters.FilterSet):
         searched = self.form.cleaned_data.get("q", "").strip()
         if not searched or connections[papers.db].vendor != "postgresql":
             return NEWEST_FIRST
+        if self.searches_phrase:
+            return (
+                SORTED_NEWEST_FIRST if self.phrase_matches <= FEW_SEARCH_MATCHES else NEWEST_FIRST
+            )
         few = estimated_count(papers.order_by().values("pk")) <= FEW_SEARCH_MATCHES
         return SORTED_NEWEST_FIRST if few else NEWEST_FIRST
 

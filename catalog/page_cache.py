@@ -43,6 +43,7 @@ from catalog.cache import (
     canonical_query,
     catalog_cache,
     catalog_version,
+    noted_catalog_version,
     reader_version,
     trending_version,
     votes_version,
@@ -439,10 +440,11 @@ def cached_page(
         request.META["QUERY_STRING"] = request.GET.urlencode()
         if request.method not in ("GET", "HEAD") or len(messages.get_messages(request)):
             return view(request, *args, **kwargs)
-        version = catalog_version()
+        shared = request.user.is_authenticated
+        # A logged-in reader's entry came with the catalog's version (accounts.reader_cache).
+        version = noted_catalog_version(request.user) or catalog_version()
         if version is None:
             return view(request, *args, **kwargs)
-        shared = request.user.is_authenticated
         owner: tuple[str, ...] = ()
         if own:
             read_under = reader_version(request.user)

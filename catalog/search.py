@@ -125,6 +125,12 @@ LEXICAL_HALF = {"postgresql": 0.36, "sqlite": 2.0}
 Neighbours = Sequence[tuple[int, float]]
 
 
+def has_phrase(text: str) -> bool:
+    """Whether a web-search query holds a phrase, whose share of the papers
+    the planner cannot estimate (it weighs the phrase's words alone)."""
+    return any(len(term.words) > 1 for terms in parse_web_search(text) for term in terms)
+
+
 @functools.cache
 def _neighbours_function() -> Callable[..., list[tuple[int, float]]]:
     function: Callable[..., list[tuple[int, float]]] = import_string(settings.SEARCH_NEIGHBOURS)

@@ -100,11 +100,16 @@ def clean_address(
 
 
 def paginate(
-    items: QuerySet[Paper], raw_number: str | None, *, count: int | None = None
+    items: QuerySet[Paper],
+    raw_number: str | None,
+    *,
+    count: int | None = None,
+    estimate: Callable[[], int] | None = None,
 ) -> tuple[Page[Paper], str]:
     """The requested page, or the nearest real one with a note saying why;
-    count: the total, where it is known without counting."""
-    paginator = CatalogPaginator(items, settings.PAPERS_PER_PAGE, count=count)
+    count: the total, where it is known without counting; estimate: how to
+    estimate a long list's total, if the planner cannot."""
+    paginator = CatalogPaginator(items, settings.PAPERS_PER_PAGE, count=count, estimate=estimate)
     if raw_number in (None, ""):
         return paginator.page(1), ""
     try:
@@ -157,7 +162,8 @@ def render_paper_list(
         paper_filter.form.cleaned_data.get("q", "").strip() if paper_filter.is_valid() else ""
     )
     rows = for_cards(with_list_related(filtered), searched=searched)
-    page, page_note = paginate(rows, params.get("page"), count=total)
+    estimate = paper_filter.total_estimate() if searched else None
+    page, page_note = paginate(rows, params.get("page"), count=total, estimate=estimate)
     # A search of the full texts shows where each paper's text holds its words.
     found = passages(list(page), searched) if searched and paper_filter.in_fulltext else {}
     params = params.copy()

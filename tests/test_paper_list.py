@@ -205,9 +205,10 @@ def test_filtered_list_query_count_is_fixed(client, django_assert_num_queries):
     for _ in range(30):
         PaperFactory(tags=[tag], authors=["A One"])
     # the chosen tags' lookup, the search's estimate (which picks how its
-    # matches are read), page rows with their count, tags, the filter
-    # form's choices, and the names near the search's words ("did you mean")
-    with django_assert_num_queries(6):
+    # matches are read), the newest matches ranked by relevance, page rows
+    # with their count, tags, the filter form's choices, and the names near
+    # the search's words ("did you mean")
+    with django_assert_num_queries(7):
         client.get(f"/?tag={tag.slug}&period=30d&q=reasoning")
     assert Paper.objects.count() == 30
 

@@ -21,6 +21,9 @@ ESTIMATE = 1 if connection.vendor == "postgresql" else 0
 # A search there asks for one too, to choose how to read its matches
 # (catalog.filters.FEW_SEARCH_MATCHES).
 SEARCH_ESTIMATE = ESTIMATE
+# Sorted by relevance, the newest matches it ranks are found once, by a query
+# of their own, rather than again in each of the page's subqueries.
+RELEVANCE_CANDIDATES = 1
 
 
 @pytest.fixture
@@ -63,7 +66,7 @@ LIST_PAGES = [
     # Sorted by relevance (a search's default), and newest first; the marks
     # and the reader's language's summary are columns of the page's rows; the
     # vocabulary's names near the search's words ("did you mean").
-    ("/?q=reasoning", 4 + SEARCH_ESTIMATE + ESTIMATE),
+    ("/?q=reasoning", 4 + SEARCH_ESTIMATE + ESTIMATE + RELEVANCE_CANDIDATES),
     ("/?q=reasoning&sort=newest", 4 + SEARCH_ESTIMATE + ESTIMATE),
     ("/tags/agents/", 4),
     ("/tags/agents/?period=30d", 4 + ESTIMATE),
