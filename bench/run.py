@@ -6,14 +6,14 @@
    its size, build time and peak memory with it.
 2. Times every public page in-process, once with no cache and once with the
    Redis catalog cache (bench.measure).
-3. Serves the site with gunicorn and loads a hello-world view and the list
+3. Runs the snapshot import benchmark (bench.snapshot_import) on a copy of
+   the catalog, so that its indexes already hold every paper.
+4. Serves the site with gunicorn and loads a hello-world view and the list
    page, anonymous and as a logged-in reader, with wrk at concurrency 16,
    with and without the cache.
-4. Runs the snapshot import benchmark (bench.snapshot_import) on a copy of
-   the catalog, so that its indexes already hold every paper.
-5. Keeps the figures in bench/results/catalog-N.json, then rewrites the
-   "## Catalog at scale" section of BENCHMARKS.md from every size measured
-   (1,000,000 and 3,000,000 papers side by side) and prints it.
+After each of 2 to 4 it keeps the figures in bench/results/catalog-N.json and
+rewrites the "## Catalog at scale" section of BENCHMARKS.md from every size
+measured (1,000,000 and 3,000,000 papers side by side); at the end it prints it.
 """
 
 import argparse
@@ -395,6 +395,8 @@ def report(runs: list[dict]) -> str:
     ]
     for run in runs:
         lines += [f"| {run['papers']:,} {row}" for row in throughput_rows(run["loads"])]
+        if not run["loads"]:
+            lines.append(f"| {run['papers']:,} | not measured | | | | | | |")
     for run in runs:
         if run["snapshot"]:
             lines += [
@@ -503,24 +505,26 @@ def main() -> None:
             options.requests, cache_url=REDIS_URL, output=Path(workdir) / "cached.json"
         )
     plain["requests"] = options.requests
-    print("Throughput")
-    loads = {"none": throughput(cache_url=""), "Redis": throughput(cache_url=REDIS_URL)}
-    print("Snapshot import")
-    snapshot = snapshot_import()
-    runs = save(
-        run_facts(
-            papers=options.papers,
-            rows=rows,
-            build=build,
-            plain=plain,
-            cached=cached,
-            loads=loads,
-            snapshot=snapshot,
-            load_before=load_before,
-            built_here=not options.reuse_corpus,
-        )
+    # The figures are kept and written after each stage, so that a run cut
+    # short still reports what it measured (the rest says "not measured").
+    run = run_facts(
+        papers=options.papers,
+        rows=rows,
+        build=build,
+        plain=plain,
+        cached=cached,
+        loads={},
+        snapshot="",
+        load_before=load_before,
+        built_here=not options.reuse_corpus,
     )
-    section = report(runs)
+    write_section(report(save(run)))
+    print("Snapshot import")
+    run["snapshot"] = snapshot_import()
+    write_section(report(save(run)))
+    print("Throughput")
+    run["loads"] = {"none": throughput(cache_url=""), "Redis": throughput(cache_url=REDIS_URL)}
+    section = report(save(run))
     write_section(section)
     print(section)
 
