@@ -248,10 +248,11 @@ def report(runs: list[dict]) -> str:
             ""
             if run["built_here"]
             else f" (built by `python -m bench.corpus --papers {run['papers']}`, then measured by"
-            " `python -m bench.run --reuse-corpus`, the two halves of the same run)"
+            f" `python -m bench.run --reuse-corpus --requests {run['plain']['requests']}`, the"
+            " two halves of the same run)"
         )
-        + f", {run['date']}; {run['machine']}; load average before measuring"
-        f" {run['load_before']}."
+        + f", {run['date']}, {run['plain']['requests']} requests a page; {run['machine']};"
+        f" load average before measuring {run['load_before']}."
         for run in runs
     ]
     lines += [
@@ -318,12 +319,12 @@ def report(runs: list[dict]) -> str:
     lines += [
         "",
         "**Server time**, measured in-process around Django's test client (middleware,"
-        " queries and rendering), DEBUG off, the p95 of"
-        f" {runs[-1]['plain']['requests']} requests per page after warm-up, in ms (bold: over"
-        " its target): as taken / in CPU time, that of the Django process and of its"
-        " PostgreSQL backend (`/proc/<pid>/schedstat`), which other work on the machine does"
-        " not lengthen (the Redis server's is left out). *No cache*: the catalog cache is off,"
-        " every request runs its queries."
+        " queries and rendering), DEBUG off, the p95 of each run's requests a page (above)"
+        " after warm-up, in ms (bold: over its target): as taken / in CPU time, that of the"
+        " Django process and of its PostgreSQL backend (`/proc/<pid>/schedstat`), which other"
+        " work on the machine does not lengthen as it does the time taken, though it still"
+        " raises it (caches shared with that work; the Redis server's CPU is left out)."
+        " *No cache*: the catalog cache is off, every request runs its queries."
         " *Cached*: the Redis catalog cache, as deployed: an anonymous reader gets the stored"
         " page, reader 1 (logged in, 30 subscriptions, 200 saved papers) the page logged-in"
         " readers share with their own parts filled in; the personal feed and For you are the"
