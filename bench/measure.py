@@ -95,6 +95,9 @@ class Timing:
     max_ms: float
     reader_p50_ms: float
     reader_p95_ms: float
+    # CPU time of the request: this process's and its PostgreSQL backend's.
+    cpu_p95_ms: float
+    reader_cpu_p95_ms: float
     queries: int
     reader_queries: int
     status: int
@@ -110,18 +113,39 @@ def count_queries(client, path: str) -> int:
     return len(queries.captured_queries)
 
 
-def timed(client, path: str, requests: int, warmup: int) -> tuple[list[float], int]:
-    """Sorted milliseconds of each request, and a status other than 200 if one came."""
+def cpu_ns(pid: int | None) -> int:
+    """Nanoseconds a process has run on a CPU (the scheduler's own count):
+    unlike the time a request takes, it does not grow when other work shares
+    the machine's cores."""
+    if pid is None:
+        return 0
+    with open(f"/proc/{pid}/schedstat", encoding="ascii") as stats:
+        return int(stats.read().split()[0])
+
+
+def backend_pid() -> int | None:
+    from django.db import connection
+
+    return connection.connection.info.backend_pid if connection.connection else None
+
+
+def timed(client, path: str, requests: int, warmup: int) -> tuple[list[float], list[float], int]:
+    """Sorted milliseconds of each request, sorted milliseconds of CPU time it
+    took of this process and its PostgreSQL backend (on the same machine), and
+    a status other than 200 if one came."""
     for _ in range(warmup):
         client.get(path)
-    times, status = [], 200
+    times, cpu_times, status = [], [], 200
     for _ in range(requests):
+        backend = backend_pid()
+        cpu_started = cpu_ns(os.getpid()) + cpu_ns(backend)
         started = time.perf_counter()
         response = client.get(path)
         times.append((time.perf_counter() - started) * 1000)
+        cpu_times.append((cpu_ns(os.getpid()) + cpu_ns(backend) - cpu_started) / 1e6)
         if response.status_code != 200:
             status = response.status_code
-    return sorted(times), status
+    return sorted(times), sorted(cpu_times), status
 
 
 def p95(times: list[float]) -> float:
@@ -129,8 +153,8 @@ def p95(times: list[float]) -> float:
 
 
 def measure(scenario: Scenario, client, reader, requests: int, warmup: int) -> Timing:
-    times, status = timed(client, scenario.path, requests, warmup)
-    reader_times, reader_status = timed(reader, scenario.path, requests, warmup)
+    times, cpu_times, status = timed(client, scenario.path, requests, warmup)
+    reader_times, reader_cpu_times, reader_status = timed(reader, scenario.path, requests, warmup)
     return Timing(
         group=scenario.group,
         label=scenario.label,
@@ -141,6 +165,8 @@ def measure(scenario: Scenario, client, reader, requests: int, warmup: int) -> T
         max_ms=times[-1],
         reader_p50_ms=statistics.median(reader_times),
         reader_p95_ms=p95(reader_times),
+        cpu_p95_ms=p95(cpu_times),
+        reader_cpu_p95_ms=p95(reader_cpu_times),
         queries=count_queries(client, scenario.path),
         reader_queries=count_queries(reader, scenario.path),
         status=status if status != 200 else reader_status,
@@ -238,6 +264,7 @@ def main() -> None:
         print(
             f"  {timing.label:40} p50 {timing.p50_ms:7.1f} ms  p95 {timing.p95_ms:7.1f} ms"
             f"  reader p50 {timing.reader_p50_ms:7.1f} ms  p95 {timing.reader_p95_ms:7.1f} ms"
+            f"  CPU p95 {timing.cpu_p95_ms:5.1f} / {timing.reader_cpu_p95_ms:5.1f} ms"
             f"  {timing.queries:2} / {timing.reader_queries:2} queries  {timing.status}",
             flush=True,
         )

@@ -312,7 +312,8 @@ def report(*, papers: int, outcomes: list[Outcome], load: tuple[str, str]) -> st
         " a paper as fast as it commits, an API reader saves and unsaves a paper and lists"
         " their saved papers at once after each write, and a second client with the same"
         " token but without the router's cookie lists them too. Transactions are counted on"
-        " each cluster (`pg_stat_database`); the lag is `pg_stat_replication`'s `replay_lag`"
+        " each cluster (`pg_stat_database`; the primary's include the writer's commits, writes/s"
+        f" times {LOAD_SECONDS} s); the lag is `pg_stat_replication`'s `replay_lag`"
         " and the WAL not yet replayed, read every 0.1 s. The standby streams in every shape;"
         " in the first the site does not read from it.",
         "",

@@ -2,17 +2,20 @@
 
     python -m bench.run --papers 1000000
 
-1. Builds the synthetic catalog in its own database (bench.corpus).
+1. Builds the synthetic catalog in its own database (bench.corpus), keeping
+   its size, build time and peak memory with it.
 2. Times every public page in-process, once with no cache and once with the
    Redis catalog cache (bench.measure).
-3. Serves the site with gunicorn and loads, with wrk at concurrency 16, a
+3. Runs the snapshot import benchmark (bench.snapshot_import) on a copy of
+   the catalog, so that its indexes already hold every paper.
+4. Serves the site with gunicorn and loads, with wrk at concurrency 16, a
    plain Django hello-world (bench.plain, on a server of its own), the same
    view behind the site's middleware, `/` anonymous and as a logged-in
    reader, and that reader's feed and For you, with and without the cache,
    in --rounds interleaved rounds.
-4. Runs the snapshot import benchmark (bench.snapshot_import), which writes
-   its own section of BENCHMARKS.md.
-5. Rewrites the "## Catalog at scale" section of BENCHMARKS.md and prints it.
+After each of 2 to 4 it keeps the figures in bench/results/catalog-N.json and
+rewrites the "## Catalog at scale" section of BENCHMARKS.md from every size
+measured (1,000,000 and 3,000,000 papers side by side); at the end it prints it.
 """
 
 import argparse
@@ -34,19 +37,26 @@ import redis
 from bench import corpus, database
 
 BENCHMARKS = database.PROJECT / "BENCHMARKS.md"
+# Each catalog size's latest figures, from which the section is written.
+RESULTS = database.PROJECT / "bench" / "results"
 SECTION = "## Catalog at scale"
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/8")
 CONCURRENCY = 16
 LOAD_SECONDS = 20
+# gunicorn's sync workers for each server under load, its documented rule of thumb.
+WORKERS = 2 * (os.cpu_count() or 1) + 1
 
 
-def measure(requests: int, *, cache_url: str, output: Path) -> dict:
+def measure(requests: int, *, cache_url: str, output: Path, only: str = "") -> dict:
     if cache_url:
         redis.Redis.from_url(cache_url).flushdb()
     # Sessions stay in Redis, as deployed, whether or not the catalog cache is on.
     env = database.django_env(CATALOG_CACHE_URL=cache_url, REDIS_URL=REDIS_URL)
     subprocess.run(
-        [sys.executable, "-m", "bench.measure", "--requests", str(requests), "--output", output],
+        [
+            *(sys.executable, "-m", "bench.measure", "--requests", str(requests)),
+            *("--output", output, "--only", only),
+        ],
         cwd=database.PROJECT,
         env=env,
         check=True,
@@ -127,7 +137,7 @@ def throughput(*, cache_url: str, rounds: int = 1, seconds: int = LOAD_SECONDS) 
     what production keeps there (pages, sessions); without, there is none."""
     if cache_url:
         redis.Redis.from_url(cache_url).flushdb()
-    workers = 2 * (os.cpu_count() or 1) + 1
+    workers = WORKERS
     env = database.django_env(CATALOG_CACHE_URL=cache_url, REDIS_URL=cache_url)
     servers = {
         "site": serve("bench.hello:application", env=env, workers=workers),
@@ -179,7 +189,7 @@ def snapshot_import() -> str:
     if not (database.PROJECT / "bench" / "snapshot_import.py").exists():
         return ""
     result = subprocess.run(
-        [sys.executable, "-m", "bench.snapshot_import"],
+        [sys.executable, "-m", "bench.snapshot_import", "--catalog", database.BENCH_DATABASE],
         cwd=database.PROJECT,
         capture_output=True,
         text=True,
@@ -207,107 +217,241 @@ def machine() -> str:
     )
 
 
-def verdict(value: float, target: float) -> str:
-    return "met" if value <= target else "**missed**"
-
-
-def report(
+def run_facts(
     *,
     papers: int,
     rows: dict,
-    load_seconds: float,
+    build: dict,
     plain: dict,
     cached: dict,
     loads: dict,
-    snapshot: dict,
+    snapshot: str,
+    load_before: str,
+    built_here: bool,
     rounds: int,
     seconds: int,
-) -> str:
+) -> dict:
+    """One run's figures, as kept in bench/results/ for the report."""
+    return {
+        "papers": papers,
+        "database": database.BENCH_DATABASE,
+        "built_here": built_here,
+        "date": datetime.date.today().isoformat(),
+        "machine": machine(),
+        "load_before": load_before,
+        "rows": rows,
+        "build": build,
+        "plain": plain,
+        "cached": cached,
+        "loads": loads,
+        "snapshot": snapshot,
+        "rounds": rounds,
+        "seconds": seconds,
+    }
+
+
+def cell(timing: dict, *, reader: bool) -> str:
+    """A page's p95 as taken and in CPU time, each in bold when over the target."""
+    target = timing["target_ms"]
+    prefix = "reader_" if reader else ""
+    return " / ".join(
+        f"{value:.1f}" if value <= target else f"**{value:.1f}**"
+        for value in (timing[f"{prefix}p95_ms"], timing[f"{prefix}cpu_p95_ms"])
+    )
+
+
+def snapshot_figure(snapshot: str, name: str) -> str:
+    found = re.search(rf"(?m)^{re.escape(name)}:?\s+(.*?)(?: \(the target's\))?$", snapshot)
+    return found.group(1) if found else "not measured"
+
+
+def report(runs: list[dict]) -> str:
+    """The section: every measured catalog size side by side, the smallest first."""
+    sizes = " and ".join(f"{run['papers']:,}" for run in runs)
     lines = [
         SECTION,
         "",
-        f"Written by `make bench` (`python -m bench.run --papers {papers}`) on"
-        f" {datetime.date.today().isoformat()}. N = {papers:,} papers; {machine()}.",
+        f"Written by `make bench` from its runs at {sizes} papers (their figures are kept in"
+        " `bench/results/`; a run at another size adds its columns). Each run builds the"
+        " synthetic catalog in its own database (`BENCH_DATABASE`, by default"
+        " `papershelf_scale`), times every page in-process, loads the site with wrk and"
+        " benchmarks the snapshot import:",
         "",
-        f"The synthetic catalog ({rows['catalog_paperauthor']:,} author links to"
-        f" {rows['catalog_author']:,} authors, {rows['catalog_paper_categories']:,} category"
-        f" links over {rows['catalog_category']} categories, {rows['catalog_papertag']:,} tag"
-        f" links over {rows['catalog_tag']} tags, {rows['catalog_codelink']:,} code links,"
-        f" {rows['catalog_summary']:,} summaries, {rows['auth_user']:,} readers with"
-        f" {rows['accounts_subscription']:,} subscriptions and"
-        f" {rows.get('catalog_readersignal', 0):,} synthetic trending signals) "
-        + (
-            f"loaded by COPY in {load_seconds / 60:.1f} minutes, indexes and VACUUM ANALYZE"
-            " included."
-            if load_seconds
-            else "built by an earlier run."
-        ),
-        "",
-        "Server time is measured in-process around Django's test client (middleware, queries"
-        f" and rendering), {plain['requests']} requests per page after warm-up, DEBUG off."
-        " *No cache*: the catalog cache is off, every request runs its queries. *Cached*: the"
-        " Redis catalog cache, as deployed: an anonymous reader gets the stored page, reader 1"
-        " (logged in, 30 subscriptions, 200 saved papers) the page logged-in readers share with"
-        " their own parts filled in; the personal feed and For you are the reader's own"
-        " entries (one per reader). Queries are those of one request, for the page's reader"
-        " (anonymous but for the personal feed and For you) and for reader 1; sessions are"
-        " read from Redis in both modes, as deployed.",
-        "",
-        "| page | URL | no cache p50 / p95 (ms) | cached p50 / p95 (ms)"
-        " | reader 1, no cache p50 / p95 (ms) | reader 1, cached p50 / p95 (ms)"
-        " | queries, no cache (reader 1) | queries, cached (reader 1) | target p95"
-        " | no cache | cached | reader 1, no cache | reader 1, cached |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    cached_by_label = {t["label"]: t for t in cached["timings"]}
-    worst_queries = 0
-    for timing in plain["timings"]:
-        hit = cached_by_label[timing["label"]]
-        worst_queries = max(worst_queries, timing["queries"], timing["reader_queries"])
-        target = timing["target_ms"]
-        lines.append(
-            f"| {timing['label']} | `{timing['path']}` | {timing['p50_ms']:.1f} /"
-            f" {timing['p95_ms']:.1f} | {hit['p50_ms']:.1f} / {hit['p95_ms']:.1f} |"
-            f" {timing['reader_p50_ms']:.1f} / {timing['reader_p95_ms']:.1f} |"
-            f" {hit['reader_p50_ms']:.1f} / {hit['reader_p95_ms']:.1f} |"
-            f" {timing['queries']} ({timing['reader_queries']}) |"
-            f" {hit['queries']} ({hit['reader_queries']}) | {target:.0f} ms |"
-            f" {verdict(timing['p95_ms'], target)} | {verdict(hit['p95_ms'], target)} |"
-            f" {verdict(timing['reader_p95_ms'], target)} |"
-            f" {verdict(hit['reader_p95_ms'], target)} |"
+    lines += [
+        f"- {run['papers']:,} papers: `make bench N={run['papers']}"
+        f" BENCH_DATABASE={run['database']}`"
+        + (
+            ""
+            if run["built_here"]
+            else f" (built by `python -m bench.corpus --papers {run['papers']}`, then measured by"
+            f" `python -m bench.run --reuse-corpus --requests {run['plain']['requests']}`, the"
+            " two halves of the same run)"
         )
-    deep = {t["label"]: t["p95_ms"] for t in plain["timings"]}
+        + f", {run['date']}, {run['plain']['requests']} requests a page; {run['machine']};"
+        f" load average before measuring {run['load_before']}."
+        for run in runs
+    ]
     lines += [
         "",
-        f"Deep pages: page 5,000 p95 is {deep['page 5,000'] / deep['page 1']:.1f}x page 1's"
-        " without the cache (target: at most 2x).",
+        "The machine was shared with other work during every run (the load averages above);"
+        " absolute times vary with it from run to run, query counts do not.",
         "",
-        f"Throughput through gunicorn ({loads['Redis']['`/`, anonymous']['workers']} sync"
-        f" workers each), wrk with {CONCURRENCY} connections for {seconds} s a load, in"
-        f" {rounds} rounds, each loading every page once in turn; the median round's figures."
-        " The yardstick is a plain Django hello-world (`bench/plain.py`: `startproject`'s"
-        " middleware, none of the site's settings) on a server of its own beside the site's;"
-        " then the same view behind the site's middleware, `/` anonymous, and `/`, the"
-        " personal feed and For you for reader 1 (sessions and pages in Redis when there is a"
-        " cache, the page logged-in readers share with reader 1's parts filled in, the feed"
-        " and For you reader 1's own entries) (targets, with the cache: reader 1's `/` at"
-        " least 1/4 of the plain hello-world, their feed and For you at least 1/6, anonymous"
-        " `/` at least 1/3; no errors):",
+        "**The catalog and its build.**",
         "",
-        "| catalog cache | page | requests/s | of hello-world | latency p50 | latency p99"
-        " | errors |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| | " + " | ".join(f"{run['papers']:,} papers" for run in runs) + " | command |",
+        "| --- | " + " | ".join("---" for _ in runs) + " | --- |",
     ]
-    lines += throughput_rows(loads)
-    if snapshot:
+    build_rows = [
+        (
+            "database size",
+            lambda run: f"{run['build'].get('database_bytes', 0) / 2**30:.1f} GB",
+            "`make bench N=<papers>`",
+        ),
+        (
+            "build: COPY, indexes, VACUUM ANALYZE, readers",
+            lambda run: f"{run['build'].get('build_seconds', 0) / 60:.0f} minutes",
+            "`make bench N=<papers>`",
+        ),
+        (
+            "peak memory of the build: main process / largest child",
+            lambda run: (
+                f"{run['build'].get('peak_rss_mb', 0)} MB /"
+                f" {run['build'].get('child_peak_rss_mb', 0)} MB"
+            ),
+            "`make bench N=<papers>`",
+        ),
+        (
+            "rows: author links / category links / tag links",
+            lambda run: (
+                f"{run['rows']['catalog_paperauthor']:,} /"
+                f" {run['rows']['catalog_paper_categories']:,} /"
+                f" {run['rows']['catalog_papertag']:,}"
+            ),
+            "`make bench N=<papers>`",
+        ),
+        (
+            "snapshot import, 50,000 records into a copy of the catalog",
+            lambda run: snapshot_figure(run["snapshot"], "import"),
+            "`python -m bench.snapshot_import --catalog $BENCH_DATABASE`",
+        ),
+        (
+            "raw COPY of the same rows into `catalog_paper`",
+            lambda run: snapshot_figure(run["snapshot"], "raw COPY, catalog_paper"),
+            "the same",
+        ),
+        (
+            "import / raw COPY into `catalog_paper` (target: at least 0.55)",
+            lambda run: snapshot_figure(run["snapshot"], "import / COPY into catalog_paper"),
+            "the same",
+        ),
+        (
+            "peak memory of the import",
+            lambda run: snapshot_figure(run["snapshot"], "peak RSS"),
+            "the same",
+        ),
+    ]
+    for label, value, command in build_rows:
+        lines.append(f"| {label} | " + " | ".join(value(run) for run in runs) + f" | {command} |")
+    lines += [
+        "",
+        "**Server time**, measured in-process around Django's test client (middleware,"
+        " queries and rendering), DEBUG off, the p95 of each run's requests a page (above)"
+        " after warm-up, in ms (bold: over its target): as taken / in CPU time, that of the"
+        " Django process and of its PostgreSQL backend (`/proc/<pid>/schedstat`), which other"
+        " work on the machine does not lengthen as it does the time taken, though it still"
+        " raises it (caches shared with that work; the Redis server's CPU is left out)."
+        " *No cache*: the catalog cache is off, every request runs its queries."
+        " *Cached*: the Redis catalog cache, as deployed: an anonymous reader gets the stored"
+        " page, reader 1 (logged in, 30 subscriptions, 200 saved papers) the page logged-in"
+        " readers share with their own parts filled in; the personal feed and For you are the"
+        " reader's own entries. Queries are those of one request at the largest size, anonymous"
+        " (reader 1), without and with the cache. Each row's command measures that page again"
+        " on a built catalog (`BENCH_DATABASE` naming it).",
+        "",
+        "| page | target p95 | "
+        + " | ".join(
+            f"{run['papers'] // 1_000_000}M no cache | {run['papers'] // 1_000_000}M cached"
+            f" | {run['papers'] // 1_000_000}M reader 1, no cache"
+            f" | {run['papers'] // 1_000_000}M reader 1, cached"
+            for run in runs
+        )
+        + " | queries | command |",
+        "| --- | --- | " + " | ".join("--- | --- | --- | ---" for _ in runs) + " | --- | --- |",
+    ]
+    by_label = [
+        (
+            {t["label"]: t for t in run["plain"]["timings"]},
+            {t["label"]: t for t in run["cached"]["timings"]},
+        )
+        for run in runs
+    ]
+    worst_queries = 0
+    for timing in runs[-1]["plain"]["timings"]:
+        label, target = timing["label"], timing["target_ms"]
+        hit = by_label[-1][1][label]
+        worst_queries = max(worst_queries, timing["queries"], timing["reader_queries"])
+        cells = []
+        for plain, cached in by_label:
+            if label not in plain:
+                cells.append("- | - | - | -")
+                continue
+            cells.append(
+                " | ".join(
+                    cell(timings[label], reader=reader)
+                    for reader in (False, True)
+                    for timings in (plain, cached)
+                )
+            )
+        lines.append(
+            f"| {label} | {target:.0f} ms | "
+            + " | ".join(cells)
+            + f" | {timing['queries']} ({timing['reader_queries']}),"
+            f" {hit['queries']} ({hit['reader_queries']})"
+            f' | `python -m bench.run --reuse-corpus --only "{label}"` |'
+        )
+    for run in runs:
+        deep = {t["label"]: t["p95_ms"] for t in run["plain"]["timings"]}
         lines += [
             "",
-            "Snapshot import as `bench/snapshot_import.py` prints it (more in its own section):",
-            "",
-            "```",
-            snapshot,
-            "```",
+            f"At {run['papers']:,} papers, page 5,000's p95 is"
+            f" {deep['page 5,000'] / deep['page 1']:.1f}x page 1's without the cache (target: at"
+            " most 2x).",
         ]
+    lines += [
+        "",
+        f"**Throughput** through gunicorn ({WORKERS} sync workers each), wrk with"
+        f" {CONCURRENCY} connections for {runs[-1]['seconds']} s a load, in"
+        f" {runs[-1]['rounds']} rounds, each loading every page once in turn; the median"
+        " round's figures. The yardstick is a plain Django hello-world (`bench/plain.py`:"
+        " `startproject`'s middleware, none of the site's settings) on a server of its own"
+        " beside the site's; then the same view behind the site's middleware, `/` anonymous,"
+        " and `/`, the personal feed and For you for reader 1 (sessions and pages in Redis"
+        " when there is a cache, the page logged-in readers share with reader 1's parts"
+        " filled in, the feed and For you reader 1's own entries) (targets, with the cache:"
+        " reader 1's `/` at least 1/4 of the plain hello-world, their feed and For you at"
+        " least 1/6, anonymous `/` at least 1/3; no errors). Command: `python -m bench.run"
+        " --reuse-corpus --throughput` (the Redis rows).",
+        "",
+        "| papers | catalog cache | page | requests/s | of hello-world | latency p50"
+        " | latency p99 | errors |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for run in runs:
+        lines += [f"| {run['papers']:,} {row}" for row in throughput_rows(run["loads"])]
+        if not run["loads"]:
+            lines.append(f"| {run['papers']:,} | not measured | | | | | | |")
+    for run in runs:
+        if run["snapshot"]:
+            lines += [
+                "",
+                f"Snapshot import at {run['papers']:,} papers, as `bench/snapshot_import.py`"
+                " prints it:",
+                "",
+                "```",
+                run["snapshot"],
+                "```",
+            ]
     lines += ["", f"Most SQL queries on one page: {worst_queries} (target: 8)."]
     return "\n".join(lines) + "\n"
 
@@ -326,16 +470,25 @@ def throughput_rows(loads: dict) -> list[str]:
     return rows
 
 
-def write_section(section: str) -> None:
-    """Replace this benchmark's section of BENCHMARKS.md, keeping every other section."""
+def write_section(section: str, *, title: str = SECTION) -> None:
+    """Replace a benchmark's section of BENCHMARKS.md (this one's by default),
+    keeping every other section."""
     text = BENCHMARKS.read_text(encoding="utf-8") if BENCHMARKS.exists() else "# Benchmarks\n"
     parts = re.split(r"(?m)^(?=## )", text)
-    kept = [part for part in parts if not part.startswith(SECTION)]
+    kept = [part for part in parts if not part.startswith(title)]
     head, rest = kept[0], kept[1:]
     BENCHMARKS.write_text(
         head.rstrip("\n") + "\n\n" + section + "".join("\n" + p.rstrip("\n") + "\n" for p in rest),
         encoding="utf-8",
     )
+
+
+def save(run: dict) -> list[dict]:
+    """Keep this run's figures beside the other sizes'; returns every size's, smallest first."""
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"catalog-{run['papers']}.json").write_text(json.dumps(run, indent=1) + "\n")
+    runs = [json.loads(path.read_text()) for path in RESULTS.glob("catalog-*.json")]
+    return sorted(runs, key=lambda each: each["papers"])
 
 
 def main() -> None:
@@ -360,6 +513,12 @@ def main() -> None:
         help="on the catalog an earlier run built, only load the pages with wrk, with the"
         " Redis cache as deployed, and print the table (BENCHMARKS.md is left as it is)",
     )
+    parser.add_argument(
+        "--only",
+        default="",
+        help="on the catalog an earlier run built, only time the pages whose label contains"
+        " this, without and with the cache, and print them (BENCHMARKS.md is left as it is)",
+    )
     options = parser.parse_args()
     if not shutil.which("wrk"):
         sys.exit("wrk is missing: apt-get install -y wrk")
@@ -368,18 +527,26 @@ def main() -> None:
         loads = throughput(cache_url=REDIS_URL, rounds=options.rounds, seconds=options.seconds)
         print("\n".join(throughput_rows({"Redis": loads})))
         return
+    if options.only:
+        with tempfile.TemporaryDirectory() as workdir:
+            for name, cache_url in (("no cache", ""), ("Redis catalog cache", REDIS_URL)):
+                print(name)
+                measure(
+                    options.requests,
+                    cache_url=cache_url,
+                    output=Path(workdir) / "only.json",
+                    only=options.only,
+                )
+        return
 
     if options.reuse_corpus:
-        rows, load_seconds = database.row_counts(), 0.0
+        rows = database.row_counts()
         options.papers = rows["catalog_paper"]
     else:
         print(f"Building {options.papers:,} papers in {database.BENCH_DATABASE}")
-        started = time.perf_counter()
-        conninfo = database.create()
-        database.migrate()
-        rows = corpus.load(conninfo, options.papers)
-        rows.update(database.add_readers())
-        load_seconds = time.perf_counter() - started
+        rows = corpus.build(options.papers)
+    build = database.build_facts()
+    load_before = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     database.manage("collectstatic", "--noinput", "--verbosity", "0")
 
     with tempfile.TemporaryDirectory() as workdir:
@@ -390,24 +557,31 @@ def main() -> None:
             options.requests, cache_url=REDIS_URL, output=Path(workdir) / "cached.json"
         )
     plain["requests"] = options.requests
-    print("Throughput")
-    loads = {
-        cache_name: throughput(cache_url=url, rounds=options.rounds, seconds=options.seconds)
-        for cache_name, url in (("none", ""), ("Redis", REDIS_URL))
-    }
-    print("Snapshot import")
-    snapshot = snapshot_import()
-    section = report(
+    # The figures are kept and written after each stage, so that a run cut
+    # short still reports what it measured (the rest says "not measured").
+    run = run_facts(
         papers=options.papers,
         rows=rows,
-        load_seconds=load_seconds,
+        build=build,
         plain=plain,
         cached=cached,
-        loads=loads,
-        snapshot=snapshot,
+        loads={},
+        snapshot="",
+        load_before=load_before,
+        built_here=not options.reuse_corpus,
         rounds=options.rounds,
         seconds=options.seconds,
     )
+    write_section(report(save(run)))
+    print("Snapshot import")
+    run["snapshot"] = snapshot_import()
+    write_section(report(save(run)))
+    print("Throughput")
+    run["loads"] = {
+        cache_name: throughput(cache_url=url, rounds=options.rounds, seconds=options.seconds)
+        for cache_name, url in (("none", ""), ("Redis", REDIS_URL))
+    }
+    section = report(save(run))
     write_section(section)
     print(section)
 
