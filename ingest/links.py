@@ -444,6 +444,13 @@ def _record(
         and stored[line.key].tags_added
     }
     curation.record_each(tagged, CurationEvent.Action.TAGGED, by=by)
+    # Another source's record of a paper from arXiv joins it rather than adding one.
+    merged = {
+        line.paper_id: f"{source_name(line.source_key)}'s record of it (by link{note})"
+        for line in lines
+        if line.paper_id is not None and line.source_key and stored[line.source_key].matched_arxiv
+    }
+    curation.record_each(merged, CurationEvent.Action.MERGED, by=by)
 
 
 def _record_failure(request: LinkRequest, detail: str) -> None:

@@ -191,6 +191,9 @@ def test_an_acl_paper_already_on_arxiv_is_the_same_paper_and_gains_its_doi(
     assert (paper.doi, paper.source_key) == (f"10.18653/v1/{BERT_ACL}", f"acl:{BERT_ACL}")
     assert paper.journal_ref.startswith("Proceedings of the 2019 Conference of the North American")
     assert fake_sources.requests[0].path == f"/acl/{BERT_ACL}.bib"
+    assert CurationEvent.objects.filter(action="merged").get().detail == (
+        "the ACL Anthology's record of it (by link)"
+    )
 
 
 def test_an_acl_paper_is_read_from_its_bibtex(fake_sources):
