@@ -456,7 +456,7 @@ def _record(
 def _record_failure(request: LinkRequest, detail: str) -> None:
     """The curation log keeps a request that stored nothing, by its number."""
     curation.record_about(
-        {f"papers from arXiv #{request.pk}": f"{_ids(request.ids_total)}: {detail}"},
+        {f"papers by link #{request.pk}": f"{_ids(request.ids_total)}: {detail}"},
         CurationEvent.Action.ADD_FAILED,
         by=request.requested_by or request.actor or "unknown",
     )
