@@ -361,6 +361,20 @@ def test_each_source_keeps_its_own_pace(fake_sources, settings):
     assert results(request)[0][1] == Result.ADDED
 
 
+def test_the_request_page_links_each_paper_by_its_source(
+    fake_sources, curator_client, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = curator_client.post(
+            "/admin/ingest/linkrequest/add/", {"text": f"{PARROTS_DOI}\n{BERT_ACL}"}
+        )
+
+    page = curator_client.get(response["Location"]).content.decode()
+    for paper in Paper.objects.all():
+        assert f'<a href="/admin/catalog/paper/{paper.pk}/change/">{paper.source_key}</a>' in page
+    assert page.count("<td>added</td>") == 2
+
+
 def test_the_command_adds_papers_of_other_sources(fake_sources, capsys):
     call_command("add_papers", f"https://doi.org/{PARROTS_DOI}", BERT_ACL)
 
