@@ -108,6 +108,10 @@ def test_a_doi_is_read_from_crossref_into_a_paper_with_pages_exports_and_api(fak
     page = client.get(paper.get_absolute_url()).content.decode()
     assert "On the Dangers of Stochastic Parrots" in page
     assert f'href="https://doi.org/{PARROTS_DOI}" rel="noopener">DOI</a>' in page
+    card = client.get("/tags/ethics/").content.decode()
+    assert (
+        f'class="action-link" href="https://doi.org/{PARROTS_DOI}" rel="noopener">DOI</a>' in card
+    )
     bibtex = b"".join(client.get("/tags/ethics/export.bib").streaming_content).decode()
     assert f"doi = {{{PARROTS_DOI}}}" in bibtex and "month = mar" in bibtex
     found = client.get(f"/api/v1/papers/{PARROTS_DOI}").json()
