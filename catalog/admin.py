@@ -78,6 +78,13 @@ class PaperAdminForm(forms.ModelForm):
             "the catalog, this listing's tags, code links and summaries move onto it."
         ),
     )
+    source_url = forms.URLField(
+        label="Page at its source",
+        required=False,
+        max_length=500,
+        assume_scheme="https",
+        help_text="For a paper not from arXiv: its page at the publisher or venue.",
+    )
 
     class Meta:
         model = Paper

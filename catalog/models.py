@@ -869,7 +869,7 @@ class CurationEvent(models.Model):
         Paper, null=True, blank=True, on_delete=models.CASCADE, related_name="curation_events"
     )
     # What the event is about when it is no paper of the catalog: "arXiv:2505.15034",
-    # "papers from arXiv #12".
+    # "papers by link #12".
     subject = models.CharField(max_length=200, blank=True)
     action = models.CharField(max_length=32, choices=Action.choices)
     detail = models.TextField(blank=True)

@@ -375,7 +375,7 @@ class LinkRequestAdmin(admin.ModelAdmin):
             tasks.queue_link_request(request_id=link_request.pk)
             self.message_user(
                 request,
-                f"Asking arXiv for {link_request.ids_total} papers; this page follows them.",
+                f"Asking for {link_request.ids_total} papers; this page follows them.",
                 messages.SUCCESS,
             )
             return redirect("admin:ingest_linkrequest_change", link_request.pk)

@@ -72,12 +72,21 @@ def enter_paper(
     with transaction.atomic():
         outcome = store_batch([record], tags=tags)
         stored = outcome.stored[record_key(record)]
-        detail = "by hand" + (f": {note.strip()}" if note.strip() else "")
+        noted = f": {note.strip()}" if note.strip() else ""
+        detail = f"by hand{noted}"
         if stored.outcome == Outcome.CREATED:
             curation.record([stored.paper_id], CurationEvent.Action.ADDED, by=by, detail=detail)
-        elif stored.tags_added:
-            names = ", ".join(tag.name for tag in tags if tag.pk in stored.tags_added)
-            curation.record_each(
-                {stored.paper_id: f"{names} ({detail})"}, CurationEvent.Action.TAGGED, by=by
+        elif stored.outcome != Outcome.REJECTED:
+            # The entry joins the paper already here rather than adding one.
+            curation.record(
+                [stored.paper_id],
+                CurationEvent.Action.MERGED,
+                by=by,
+                detail=f"entered by hand and matched to it{noted}",
             )
+            if stored.tags_added:
+                names = ", ".join(tag.name for tag in tags if tag.pk in stored.tags_added)
+                curation.record_each(
+                    {stored.paper_id: f"{names} ({detail})"}, CurationEvent.Action.TAGGED, by=by
+                )
     return Entered(Paper.objects.get(pk=stored.paper_id), stored)

@@ -444,12 +444,19 @@ def _record(
         and stored[line.key].tags_added
     }
     curation.record_each(tagged, CurationEvent.Action.TAGGED, by=by)
+    # Another source's record of a paper from arXiv joins it rather than adding one.
+    merged = {
+        line.paper_id: f"{source_name(line.source_key)}'s record of it (by link{note})"
+        for line in lines
+        if line.paper_id is not None and line.source_key and stored[line.source_key].matched_arxiv
+    }
+    curation.record_each(merged, CurationEvent.Action.MERGED, by=by)
 
 
 def _record_failure(request: LinkRequest, detail: str) -> None:
     """The curation log keeps a request that stored nothing, by its number."""
     curation.record_about(
-        {f"papers from arXiv #{request.pk}": f"{_ids(request.ids_total)}: {detail}"},
+        {f"papers by link #{request.pk}": f"{_ids(request.ids_total)}: {detail}"},
         CurationEvent.Action.ADD_FAILED,
         by=request.requested_by or request.actor or "unknown",
     )

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from django.db import transaction
 from django.db.models import Q
+from django.db.models.functions import Upper
 
 from catalog.changes import catalog_changed, papers_changed
 from catalog.models import CodeLink, Paper, Tag, title_key
@@ -78,9 +79,12 @@ def _matching(record: VenueRecord) -> Paper | None:
     if record.source_key:
         wanted |= Q(source_key=record.source_key)
     if record.doi:
-        wanted |= Q(doi__iexact=record.doi, merged_into__isnull=True)
+        # As the DOI index (paper_doi_upper) reads it.
+        wanted |= Q(doi_key=record.doi.upper(), merged_into__isnull=True)
     # Ordered by id so that concurrent requests lock in the same order.
-    found = list(Paper.objects.select_for_update().filter(wanted).order_by("pk"))
+    found = list(
+        Paper.objects.select_for_update().alias(doi_key=Upper("doi")).filter(wanted).order_by("pk")
+    )
 
     def rank(paper: Paper) -> tuple[int, int]:
         if record.source_key and paper.source_key == record.source_key:

@@ -320,7 +320,7 @@ def test_a_running_request_shows_its_progress_and_refreshes(curator_client):
     page = curator_client.get(f"/admin/ingest/linkrequest/{request.pk}/change/").content.decode()
 
     assert '<meta http-equiv="refresh" content="2">' in page
-    assert "Asked arXiv for 0 of 3 papers" in page
+    assert "Asked for 0 of 3 papers" in page
     assert '<progress id="link-request-bar" max="3" value="0">' in page
 
 

@@ -109,7 +109,7 @@ def test_a_failed_add_is_logged_and_says_what_failed_in_words(fake_arxiv, curato
 
     assert not Paper.objects.exists()
     [(action, about, who, detail)] = logged()
-    assert (action, about, who) == ("add_failed", f"papers from arXiv #{request.pk}", "curator-kim")
+    assert (action, about, who) == ("add_failed", f"papers by link #{request.pk}", "curator-kim")
     # The seconds the four tries took depend on the machine's load.
     assert re.fullmatch(
         r"40 ids: arXiv could not be read: HTTP 503 \(gave up after 4 tries in \d+ s: "

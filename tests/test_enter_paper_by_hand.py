@@ -89,6 +89,12 @@ def test_a_paper_already_on_arxiv_is_matched_not_added_twice(curator_client):
         "10.5555/3600270.3600999",
         "Workshop on Mathematical Reasoning",
     )
+    event = CurationEvent.objects.get()
+    assert (event.paper_id, event.action, event.detail) == (
+        on_arxiv.pk,
+        CurationEvent.Action.MERGED,
+        "entered by hand and matched to it: from the workshop's programme",
+    )
 
 
 def test_arxiv_later_bringing_the_paper_matches_the_entry(curator_client, fake_arxiv):

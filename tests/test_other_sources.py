@@ -108,6 +108,10 @@ def test_a_doi_is_read_from_crossref_into_a_paper_with_pages_exports_and_api(fak
     page = client.get(paper.get_absolute_url()).content.decode()
     assert "On the Dangers of Stochastic Parrots" in page
     assert f'href="https://doi.org/{PARROTS_DOI}" rel="noopener">DOI</a>' in page
+    card = client.get("/tags/ethics/").content.decode()
+    assert (
+        f'class="action-link" href="https://doi.org/{PARROTS_DOI}" rel="noopener">DOI</a>' in card
+    )
     bibtex = b"".join(client.get("/tags/ethics/export.bib").streaming_content).decode()
     assert f"doi = {{{PARROTS_DOI}}}" in bibtex and "month = mar" in bibtex
     found = client.get(f"/api/v1/papers/{PARROTS_DOI}").json()
@@ -191,6 +195,9 @@ def test_an_acl_paper_already_on_arxiv_is_the_same_paper_and_gains_its_doi(
     assert (paper.doi, paper.source_key) == (f"10.18653/v1/{BERT_ACL}", f"acl:{BERT_ACL}")
     assert paper.journal_ref.startswith("Proceedings of the 2019 Conference of the North American")
     assert fake_sources.requests[0].path == f"/acl/{BERT_ACL}.bib"
+    assert CurationEvent.objects.filter(action="merged").get().detail == (
+        "the ACL Anthology's record of it (by link)"
+    )
 
 
 def test_an_acl_paper_is_read_from_its_bibtex(fake_sources):
@@ -356,6 +363,20 @@ def test_each_source_keeps_its_own_pace(fake_sources, settings):
         release.set()
         holder.join()
     assert results(request)[0][1] == Result.ADDED
+
+
+def test_the_request_page_links_each_paper_by_its_source(
+    fake_sources, curator_client, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = curator_client.post(
+            "/admin/ingest/linkrequest/add/", {"text": f"{PARROTS_DOI}\n{BERT_ACL}"}
+        )
+
+    page = curator_client.get(response["Location"]).content.decode()
+    for paper in Paper.objects.all():
+        assert f'<a href="/admin/catalog/paper/{paper.pk}/change/">{paper.source_key}</a>' in page
+    assert page.count("<td>added</td>") == 2
 
 
 def test_the_command_adds_papers_of_other_sources(fake_sources, capsys):
