@@ -8,6 +8,7 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import AnonymousUser, User
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
+from django.db import models
 from django.db.models import Count, Exists, OuterRef, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
@@ -180,6 +181,8 @@ class CodeLinkInline(admin.TabularInline):
     model = CodeLink
     extra = 0
     fields = ["url", "kind", "source"]
+    # A link typed without a scheme is read as https, as code hosts serve it.
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
 
 class SummaryInline(admin.StackedInline):
