@@ -174,7 +174,7 @@ def search(
     else:
         matches, rank = _sqlite_matches(text)
     if fulltext:
-        matches |= _in_sections(papers.db, text)
+        matches = _in_sections(papers.db, text, own=matches)
     if not near:
         return papers.filter(matches).annotate(rank=rank)
     related = Q(pk__in=[pk for pk, _ in near]) & ~_excluded(papers, text)
@@ -218,19 +218,22 @@ def matching_sections(alias: str, text: str) -> QuerySet[FullTextSection]:
     return sections.filter(matches)
 
 
-def _in_sections(alias: str, text: str) -> Q:
-    """The papers one of whose sections matches. Few matching sections (the
-    planner's estimate) are found once from the GIN index and held as a hash
-    of their papers; many are asked paper by paper as a list walks its papers,
-    the first section read mostly holding a common word. Either way round the
-    other costs far more: reading every section of a common word, or each
-    candidate's sections in turn for a rare one."""
+def _in_sections(alias: str, text: str, *, own: Q) -> Q:
+    """The papers matching by their own words (`own`) or one of whose sections
+    matches. Few matching sections (the planner's estimate) are found once from
+    the GIN index, and the papers' own matches from theirs, the two joined by
+    id: written as an OR of the two conditions, no index serves it and every
+    paper's tsvector is read (BENCHMARKS.md). Many are asked paper by paper as
+    a list walks its papers, the first section read mostly holding a common
+    word. Either way round the other costs far more: reading every section of
+    a common word, or each candidate's sections in turn for a rare one."""
     sections = matching_sections(alias, text)
-    if connections[alias].vendor == "postgresql" and (
-        estimated_count(sections.values("pk")) > FEW_SECTION_MATCHES
-    ):
-        return Q(Exists(sections.filter(paper=OuterRef("pk"))))
-    return Q(pk__in=sections.values("paper_id"))
+    if connections[alias].vendor != "postgresql":
+        return own | Q(pk__in=sections.values("paper_id"))
+    if estimated_count(sections.values("pk")) > FEW_SECTION_MATCHES:
+        return own | Q(Exists(sections.filter(paper=OuterRef("pk"))))
+    by_own_words = Paper.objects.using(alias).filter(own).values("pk")
+    return Q(pk__in=by_own_words.union(sections.order_by().values("paper_id")))
 
 
 def section_rank(alias: str, text: str) -> Func | Value:
