@@ -189,6 +189,7 @@ GET_ROUTES = {
     "api/v1/me/saved/<path:ref>": "/api/v1/me/saved/{text}",
     "api/v1/me/subscriptions": "/api/v1/me/subscriptions",
     "api/v1/me/subscriptions/tags/<slug>": "/api/v1/me/subscriptions/tags/{slug}",
+    "api/v1/me/subscriptions/authors/<author>": "/api/v1/me/subscriptions/authors/{text}",
     "api/v1/me/subscriptions/categories/<path:code>": (
         "/api/v1/me/subscriptions/categories/{text}"
     ),
