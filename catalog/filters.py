@@ -395,9 +395,17 @@ class PaperFilter(django_filters.FilterSet):
                 # nearest in meaning, ranked together (catalog.search.relevance).
                 matching = papers.filter(word_match=True)
                 newest = matching.order_by(*self._newest_first(matching)).values("pk")
-                candidates = Q(pk__in=newest[: settings.SEARCH_RELEVANCE_CANDIDATES])
+                newest = newest[: settings.SEARCH_RELEVANCE_CANDIDATES]
+                near = [pk for pk, _ in self.near]
+                if connections[papers.db].vendor == "postgresql":
+                    # One list of candidates, read by primary key: an OR of the
+                    # two lists had PostgreSQL scan every paper for them.
+                    related = Paper.objects.filter(pk__in=near).values("pk")
+                    candidates = Q(pk__in=newest.union(related, all=True))
+                else:  # SQLite takes no LIMIT inside a UNION
+                    candidates = Q(pk__in=newest) | Q(pk__in=near)
                 papers = (
-                    papers.filter(candidates | Q(pk__in=[pk for pk, _ in self.near]))
+                    papers.filter(candidates)
                     .annotate(relevance=relevance(papers))
                     .order_by(F("relevance").desc(), *NEWEST_FIRST)
                 )
