@@ -412,9 +412,12 @@ class PaperFilter(django_filters.FilterSet):
                 # The newest matches of the words, as below, and the papers
                 # nearest in meaning, ranked together (catalog.search.relevance).
                 matching = papers.filter(word_match=True)
-                candidates = Q(pk__in=self._newest_matches(matching))
+                # One list of ids, read by primary key: an OR of two lists had
+                # PostgreSQL scan every paper for them.
+                near = [pk for pk, _ in self.near]
+                candidates = Q(pk__in=self._newest_matches(matching) + near)
                 papers = (
-                    papers.filter(candidates | Q(pk__in=[pk for pk, _ in self.near]))
+                    papers.filter(candidates)
                     .annotate(relevance=relevance(papers))
                     .order_by(F("relevance").desc(), *NEWEST_FIRST)
                 )
