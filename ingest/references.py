@@ -19,7 +19,7 @@ from urllib.parse import urljoin
 
 import rispy
 from bibtexparser.entrypoint import parse_string
-from bibtexparser.model import DuplicateBlockKeyBlock, Entry
+from bibtexparser.model import DuplicateBlockKeyBlock, Entry, ImplicitComment
 
 from catalog import arxiv_ids
 from ingest.other_ids import find_source_key
@@ -168,12 +168,20 @@ def _from_json(data: Any) -> Iterator[Reference]:
 
 def _from_bibtex(text: str) -> Iterator[Reference]:
     """Each BibTeX entry: its eprint (when arXiv's), DOI and URL, then any field
-    naming an arXiv id (Google Scholar's journal = {arXiv preprint arXiv:...})."""
+    naming an arXiv id (Google Scholar's journal = {arXiv preprint arXiv:...}).
+    Lines between entries are read as pasted lines, so that a paste mixing
+    entries with ids or links loses none of them (TeX's % comments aside)."""
     library = parse_string(text)
     blocks = sorted(
-        [*library.entries, *library.failed_blocks], key=lambda block: block.start_line or 0
+        [*library.entries, *library.failed_blocks, *library.comments],
+        key=lambda block: block.start_line or 0,
     )
     for block in blocks:
+        if isinstance(block, ImplicitComment):
+            for line in block.comment.splitlines():
+                if not line.lstrip().startswith("%"):
+                    yield from _from_line(line)
+            continue
         # The same key twice is still an entry.
         entry = block.ignore_error_block if isinstance(block, DuplicateBlockKeyBlock) else block
         if not isinstance(entry, Entry):

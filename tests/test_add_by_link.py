@@ -561,6 +561,21 @@ def test_a_bibtex_entry_that_cannot_be_read_is_reported_and_the_rest_added(fake_
     ]
 
 
+def test_lines_between_bibtex_entries_are_read_as_pasted_lines(fake_arxiv):
+    request = add(
+        "% My reading list\n"
+        "- [Testing](https://arxiv.org/abs/2202.12139)\n"
+        "@misc{fine, title = {Transformers}, eprint = {2005.14124}, archivePrefix = {arXiv}}\n"
+        "not a reference at all\n"
+    )
+
+    assert results(request) == [
+        ("[Testing](https://arxiv.org/abs/2202.12139)", "2202.12139", Result.ADDED, ""),
+        ("@misc{fine}: Transformers", "2005.14124", Result.ADDED, ""),
+        ("not a reference at all", None, Result.NOT_AN_ID, ""),
+    ]
+
+
 def test_the_admin_page_adds_the_papers_of_an_uploaded_export(
     fake_sources, curator_client, django_capture_on_commit_callbacks
 ):
