@@ -191,7 +191,7 @@ class AddPapersForm(forms.Form):
         required=False,
         widget=forms.Textarea(attrs={"rows": 12, "cols": 90, "autofocus": True}),
         help_text=(
-            "One a line, or separated by spaces or commas: 2505.15034, arXiv:2505.15034v2, "
+            "One per line, or separated by spaces or commas: 2505.15034, arXiv:2505.15034v2, "
             "hep-th/9901001, arxiv.org abs/pdf/html links, Hugging Face, alphaXiv or "
             "Papers with Code links; DOIs (read from Crossref), OpenReview forum links, "
             "ACL Anthology ids and links; Markdown lists of links, a page's HTML (a Hugging "
@@ -247,7 +247,7 @@ class EnterPaperForm(forms.Form):
     title = forms.CharField(max_length=1000, widget=forms.TextInput(attrs={"size": 90}))
     authors = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 4, "cols": 90}),
-        help_text="One a line, as the paper lists them: Given Family.",
+        help_text="One per line, as the paper lists them: Given Family.",
         error_messages={"required": "Name at least one author."},
     )
     abstract = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 8, "cols": 90}))
