@@ -449,7 +449,7 @@ class LinkRequestAdmin(admin.ModelAdmin):
         )
         context = {
             **self.admin_site.each_context(request),
-            "title": f"Papers from arXiv: {link_request}",
+            "title": f"Papers by link: {link_request}",
             "subtitle": None,
             "opts": self.opts,
             "original": link_request,

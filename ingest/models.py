@@ -288,8 +288,8 @@ class LinkRequest(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        verbose_name = "papers from arXiv"
-        verbose_name_plural = "papers from arXiv"
+        verbose_name = "papers by link"
+        verbose_name_plural = "papers by link"
 
     def __str__(self) -> str:
         return f"{self.ids_total} ids at {self.created_at:%Y-%m-%d %H:%M}"
