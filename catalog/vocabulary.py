@@ -104,10 +104,14 @@ def did_you_mean(text: str) -> Suggestions:
         chosen.append((run, term))
         if len(chosen) == MOST_SUGGESTIONS:
             break
-    # Replaced from the last, so that the places of the others stand.
+    # Replaced from the last, so that the places of the others stand. A name
+    # that is the words in another form (agent, agents) is still offered, but
+    # the search is not "corrected" to it: the search reads both forms alike.
     corrected = text
     for run, term in sorted(chosen, key=lambda pair: pair[0].start, reverse=True):
-        if len(run.words.split()) == len(term.normalized.split()):
+        if len(run.words.split()) == len(term.normalized.split()) and not _same_stems(
+            run.words, term.normalized
+        ):
             corrected = corrected[: run.start] + term.normalized + corrected[run.end :]
     corrected = " ".join(corrected.split())
     return Suggestions(
@@ -158,6 +162,20 @@ def _candidates(runs: list[Run]) -> QuerySet[SearchTerm]:
     similarities = [TrigramSimilarity("normalized", run.words) for run in runs]
     closeness = Greatest(*similarities) if len(similarities) > 1 else similarities[0]
     return terms.filter(similar).annotate(closeness=closeness).order_by("-closeness")[:CANDIDATES]
+
+
+def _same_stems(words: str, name: str) -> bool:
+    """Whether the words are the name's words with other endings (agent,
+    agents): each pair shares its Porter stem and one is the other cut short.
+    The stem alone would not do: "reinforcment" stems as "reinforcement" does."""
+    from nltk.stem.porter import PorterStemmer  # loaded when a search suggests a name
+
+    stem = PorterStemmer().stem
+    pairs = list(zip(words.split(), name.split(), strict=True))
+    return all(
+        stem(mine) == stem(theirs) and (mine.startswith(theirs) or theirs.startswith(mine))
+        for mine, theirs in pairs
+    )
 
 
 def _names_an_author(run: Run) -> bool:

@@ -111,6 +111,8 @@ def test_the_search_box_asks_for_suggestions_as_one_types(client, vocabulary):
             [("tag", "Reinforcement Learning"), ("tag", "Agents")],
             '"reinforcement learning" or agents',
         ),
+        # The tag is the word in another form: offered, but the search is already right.
+        ("multi-agent debate", [("tag", "Agents")], ""),
         # Named exactly, spelt right, or not near any name: nothing to suggest.
         ("cs.CL", [], ""),
         ("Reinforcement Learning", [], ""),
