@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.utils.http import http_date
 from django_filters import ChoiceFilter
 
+from accounts.services import upvote
 from catalog import trending
 from catalog.filters import MAX_QUERY_LENGTH, PaperFilter
 from catalog.models import Paper, SimilarPaper, Summary
@@ -330,8 +331,8 @@ def count_queries(client, path: str, **headers) -> int:
 API_LISTS = [
     ("/api/v1/papers?limit={n}", 3),
     # A search asks PostgreSQL's planner how many papers it matches, which
-    # chooses how they are read (catalog.filters.FEW_SEARCH_MATCHES); sorted by
-    # relevance, the newest matches it ranks are found once, by a query of their own.
+    # chooses how they are read (catalog.filters.FEW_SEARCH_MATCHES); by
+    # relevance, the ids of its newest matches are read once, to be ranked.
     ("/api/v1/papers?limit={n}&q=reasoning&sort=relevance", 5),
     ("/api/v1/papers?limit={n}&tag=agents", 4),
     ("/api/v1/papers?limit={n}&tag=agents&category=cs.LG&has_code=1&period=365d", 5),
@@ -594,11 +595,15 @@ def test_fields_choose_what_items_carry(client, catalog):
     one = client.get(f"/api/v1/papers/{paper.arxiv_id}?fields=doi,similar").json()
     unknown = client.get("/api/v1/papers?fields=title,nonsense")
     detail_only = client.get("/api/v1/papers?fields=similar")
+    # `passage` belongs to full-text searches alone: elsewhere it stays out, named twice or not.
+    trending = client.get("/api/v1/trending?limit=2&fields=id,passage,id")
 
     assert [set(item) for item in listed] == [{"id", "title"}] * 2
     assert one == {"doi": paper.doi, "similar": []}
     assert unknown.status_code == 400 and "nonsense" in unknown.json()["errors"]["fields"][0]
     assert detail_only.status_code == 400  # a field of one paper's answer, not of a list's
+    assert trending.status_code == 200
+    assert all(set(item) == {"id"} for item in trending.json()["items"])
     assert set(client.get("/api/v1/papers?limit=1").json()["items"][0]) >= {"id", "abstract"}
 
 
@@ -701,31 +706,48 @@ def test_every_counted_answer_says_where_its_client_stands(client, catalog, limi
 
 def test_one_paper_is_dated_by_its_last_change(client, catalog):
     paper = catalog["papers"][0]
+    address = f"/api/v1/papers/{paper.arxiv_id}?fields=title,tags,updated_at"
     # Dates in HTTP are to the second: the paper last changed an hour ago.
     an_hour_ago = timezone.now() - datetime.timedelta(hours=1)
     Paper.objects.filter(pk=paper.pk).update(changed_at=an_hour_ago)
-    first = client.get(f"/api/v1/papers/{paper.arxiv_id}")
+    first = client.get(address)
     since = first["Last-Modified"]
 
     assert since == http_date(Paper.objects.get(pk=paper.pk).changed_at.timestamp())
-    assert (
-        client.get(f"/api/v1/papers/{paper.arxiv_id}", HTTP_IF_MODIFIED_SINCE=since).status_code
-        == 304
-    )
+    assert client.get(address, HTTP_IF_MODIFIED_SINCE=since).status_code == 304
     paper.tags.add(catalog["agents"])
     paper.title = "Renamed"
     paper.save()
-    changed = client.get(f"/api/v1/papers/{paper.arxiv_id}", HTTP_IF_MODIFIED_SINCE=since)
+    changed = client.get(address, HTTP_IF_MODIFIED_SINCE=since)
     assert changed.status_code == 200 and changed.json()["title"] == "Renamed"
     # The ETag is still the body's hash, and wins over the date.
     assert (
         client.get(
-            f"/api/v1/papers/{paper.arxiv_id}",
+            address,
             HTTP_IF_NONE_MATCH=first["ETag"],
             HTTP_IF_MODIFIED_SINCE=changed["Last-Modified"],
         ).status_code
         == 200
     )
+
+
+@pytest.mark.parametrize("fields", [None, "title,upvotes", "title,similar"])
+def test_a_paper_with_its_upvotes_or_similar_papers_is_never_a_stale_304(client, catalog, fields):
+    """Its upvotes and similar papers change without moving its changed_at, so an
+    answer holding them has no date, and If-Modified-Since cannot hide a vote."""
+    paper = catalog["papers"][0]
+    address = f"/api/v1/papers/{paper.arxiv_id}" + (f"?fields={fields}" if fields else "")
+    an_hour_ago = timezone.now() - datetime.timedelta(hours=1)
+    Paper.objects.filter(pk=paper.pk).update(changed_at=an_hour_ago)
+    first = client.get(address)
+    assert "Last-Modified" not in first
+
+    voter = UserFactory(date_joined=timezone.now() - datetime.timedelta(days=2))
+    upvote(user=voter, paper=paper)
+    SimilarPaper.objects.create(paper=paper, similar=catalog["papers"][1], rank=1, score=0.5)
+
+    again = client.get(address, HTTP_IF_MODIFIED_SINCE=http_date(timezone.now().timestamp()))
+    assert again.status_code == 200 and again.content != first.content
 
 
 def test_the_api_root_answers_options_itself(client):

@@ -119,6 +119,7 @@ GET_ROUTES = {
     "saved/": "/saved/",
     "accounts/subscriptions/": "/accounts/subscriptions/",
     "suggest/": "/suggest/",
+    "search/suggestions/": "/search/suggestions/",
     "readers/<str:display_name>/": "/readers/{text}/",
     "feeds/latest.rss": "/feeds/latest.rss",
     "feeds/latest.atom": "/feeds/latest.atom",
