@@ -37,13 +37,14 @@ import datetime
 import io
 import os
 import random
-import statistics
 import time
 from collections.abc import Iterator
 
 import environ
 import psycopg
 from psycopg import sql
+
+from bench.pages import time_page
 
 BENCH_DATABASE = os.environ.get("FULLTEXT_BENCH_DATABASE", "papershelf_fulltext")
 TARGET_MS = 25.0
@@ -331,24 +332,12 @@ def time_searches(requests: int) -> list[tuple[str, float, float, int]]:
     import django
 
     django.setup()
-    from django.db import connection
     from django.test import Client
-    from django.test.utils import CaptureQueriesContext
 
     client = Client()
     results = []
     for label, path in SEARCHES:
-        for _ in range(3):
-            assert client.get(path).status_code == 200, path
-        timings = []
-        for _ in range(requests):
-            started = time.perf_counter()
-            client.get(path)
-            timings.append((time.perf_counter() - started) * 1000)
-        with CaptureQueriesContext(connection) as captured:
-            client.get(path)
-        p95 = statistics.quantiles(timings, n=20)[18]
-        results.append((label, statistics.median(timings), p95, len(captured.captured_queries)))
+        results.append((label, *time_page(client, path, requests=requests)))
     return results
 
 

@@ -27,6 +27,7 @@ os.environ.setdefault("BENCH_DATABASE", "papershelf_hybrid")
 
 # Imported after: bench.database reads BENCH_DATABASE as it is imported.
 from bench import corpus, database
+from bench.pages import time_page
 
 SEARCHES = [
     ("hybrid: common word (reasoning)", "/?q=reasoning"),
@@ -49,9 +50,7 @@ def time_pages(requests: int) -> list[tuple[str, float, float, int]]:
 
     django.setup()
     from django.core.management import call_command
-    from django.db import connection
     from django.test import Client
-    from django.test.utils import CaptureQueriesContext
 
     from catalog.models import Author
 
@@ -63,17 +62,7 @@ def time_pages(requests: int) -> list[tuple[str, float, float, int]]:
     results = []
     for label, path in SEARCHES:
         path = path.format(author=author.lower())
-        for _ in range(3):
-            assert client.get(path).status_code == 200, path
-        timings = []
-        for _ in range(requests):
-            started = time.perf_counter()
-            client.get(path)
-            timings.append((time.perf_counter() - started) * 1000)
-        with CaptureQueriesContext(connection) as captured:
-            client.get(path)
-        p95 = statistics.quantiles(timings, n=20)[18]
-        results.append((label, statistics.median(timings), p95, len(captured.captured_queries)))
+        results.append((label, *time_page(client, path, requests=requests)))
     return results
 
 
