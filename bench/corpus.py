@@ -401,6 +401,9 @@ class Corpus:
         fractions = np.sqrt(np.sort(self.rng.random(papers)))
         self.seconds = (fractions * (self.end - self.start).total_seconds()).astype(np.int64)
         self.primary = zipf(self.rng, papers, len(CATEGORIES), 1.1) + 1
+        # Drawn for the whole corpus at once: the papers' rows and their author
+        # links both carry it (catalog.models.PaperAuthor.visible).
+        self.visible = self.rng.random(papers) >= HIDDEN_SHARE
 
     def published(self, index: int) -> datetime.datetime:
         return self.start + datetime.timedelta(seconds=int(self.seconds[index]))
@@ -415,7 +418,6 @@ class Corpus:
         abstract_lengths = rng.integers(150, 251, count).tolist()
         title_words = zipf(rng, sum(title_lengths), len(self.words), 1.1)
         abstract_words = zipf(rng, sum(abstract_lengths), len(self.words), 1.1)
-        visible = rng.random(count) >= HIDDEN_SHARE
         versions = rng.choice([1, 1, 1, 2, 2, 3], count).tolist()
         t = a = 0
         for offset in range(count):
@@ -446,7 +448,7 @@ class Corpus:
                 "day",
                 (published + datetime.timedelta(days=30 * (versions[offset] - 1))).isoformat(),
                 (published + datetime.timedelta(hours=6)).isoformat(),
-                "t" if visible[offset] else "f",
+                "t" if self.visible[n] else "f",
                 None,
             )
 
@@ -550,12 +552,17 @@ def load(conninfo: str, papers: int, *, log=print) -> dict[str, int]:
                 counts["catalog_paper"] += written
                 elapsed = time.perf_counter() - started
                 log(f"  {counts['catalog_paper']:,} papers, {elapsed:.0f} s")
+        # Each link with its paper's listed_at (its published_at: every paper
+        # here has one) and visibility, as the triggers the load runs without
+        # would write them (catalog/sql/author_links.*.sql; the recount after
+        # the load finds nothing to correct).
         counts["catalog_paperauthor"] = copy_rows(
             cursor,
-            "catalog_paperauthor (paper_id, author_id, position)",
+            "catalog_paperauthor (paper_id, author_id, position, listed_at, visible)",
             (
-                tsv(n + 1, author + 1, position)
+                tsv(n + 1, author + 1, position, listed_at, "t" if corpus.visible[n] else "f")
                 for n in range(papers)
+                for listed_at in (corpus.published(n).isoformat(),)
                 for position, author in enumerate(corpus.authors_of(n))
             ),
         )

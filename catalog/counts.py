@@ -20,17 +20,29 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
-from django.db.models import IntegerField, Manager, OuterRef, QuerySet, Subquery, Sum
+from django.db.models import Count, IntegerField, Manager, OuterRef, QuerySet, Subquery, Sum
 from django.db.models.expressions import CombinedExpression
 from django.db.models.functions import Coalesce
 
-from catalog.models import Category, CategoryCount, Tag, TagCount, visible_sql
+from catalog.models import (
+    Author,
+    Category,
+    CategoryCount,
+    PaperAuthor,
+    Tag,
+    TagCount,
+    visible_sql,
+)
 
 SQL_FILES = Path(__file__).resolve().parent / "sql"
 TRIGGERS = "paper_counts.{vendor}.sql"
 # The change log's trigger on catalog_paper (catalog.sync), set with the
 # count triggers once its table exists.
 CHANGE_LOG = "paper_changes.{vendor}.sql"
+# The author links' copy of their paper's listed_at and visibility, set once
+# the migrations have given the links those columns.
+AUTHOR_LINKS = "author_links.{vendor}.sql"
+AUTHOR_LINKS_REFILL = "author_links.refill.sql"
 RECOUNT = "paper_counts.recount.sql"
 VISIBLE_IN_SQL = re.compile(r"\bVISIBLE\((\w+)\)")
 
@@ -47,9 +59,10 @@ class PaperCount(TypedDict):
 if TYPE_CHECKING:
     from core.typing import WithAnnotations
 
-    # Rows of with_tag_counts and with_category_counts.
+    # Rows of with_tag_counts, with_category_counts and with_author_counts.
     CountedTag: TypeAlias = WithAnnotations[Tag, PaperCount]
     CountedCategory: TypeAlias = WithAnnotations[Category, PaperCount]
+    CountedAuthor: TypeAlias = WithAnnotations[Author, PaperCount]
 
 
 def _count_of(
@@ -75,6 +88,16 @@ def papers_of(*, tag_ref: str, category_ref: str) -> CombinedExpression:
     return _count_of(TagCount.objects, "tag", ref=tag_ref) + _count_of(
         CategoryCount.objects, "category", ref=category_ref
     )
+
+
+def with_author_counts(authors: QuerySet[Author]) -> "QuerySet[CountedAuthor]":
+    """The authors, each with its number of visible papers as `paper_count`:
+    counted, not maintained, off the index of the links' copy of their
+    paper's visibility (catalog/sql/author_links.*.sql), a few thousand
+    entries for the most prolific."""
+    links = PaperAuthor.objects.filter(author=OuterRef("pk"), visible=True).order_by()
+    counted = links.values("author").annotate(n=Count("*")).values("n")
+    return authors.annotate(paper_count=Coalesce(Subquery(counted, output_field=IntegerField()), 0))
 
 
 def tags_with_counts() -> "QuerySet[CountedTag]":
@@ -117,13 +140,16 @@ def fold() -> None:
 
 
 def recount(*, using: str = DEFAULT_DB_ALIAS) -> None:
-    """Set the triggers as catalog/sql has them and count every target again
-    from its links: for a catalog written with the triggers disabled (a bulk
+    """Set the triggers as catalog/sql has them, count every target again
+    from its links and give every author link its paper's listed_at and
+    visibility again: for a catalog written with the triggers disabled (a bulk
     load with session_replication_role = replica) or without them. Run it
     when nothing else writes to the catalog."""
     database = connections[using]
     with transaction.atomic(using=using), database.cursor() as cursor:
-        for name in (*trigger_files(database), RECOUNT):
+        triggers = trigger_files(database)
+        refill = [AUTHOR_LINKS_REFILL] if AUTHOR_LINKS in triggers else []
+        for name in (*triggers, RECOUNT, *refill):
             for statement in sql_statements(name, connection=database):
                 cursor.execute(statement)
 
@@ -137,10 +163,21 @@ def sql_statements(name: str, *, connection: BaseDatabaseWrapper) -> list[str]:
 
 
 def trigger_files(connection: BaseDatabaseWrapper) -> list[str]:
-    """The trigger files to load: the counts', and the change log's once the
-    migrations have made its table."""
+    """The trigger files to load: the counts', and the change log's and the
+    author links' once the migrations have made their table and columns."""
     tables = connection.introspection.table_names()
-    return [TRIGGERS, *([CHANGE_LOG] if "catalog_paperchange" in tables else [])]
+    with connection.cursor() as cursor:
+        link_columns = {
+            column.name
+            for column in connection.introspection.get_table_description(
+                cursor, "catalog_paperauthor"
+            )
+        }
+    return [
+        TRIGGERS,
+        *([CHANGE_LOG] if "catalog_paperchange" in tables else []),
+        *([AUTHOR_LINKS] if "visible" in link_columns else []),
+    ]
 
 
 def drop_sqlite_triggers(apps: Any, schema_editor: BaseDatabaseSchemaEditor) -> None:

@@ -15,7 +15,7 @@ from django.utils.feedgenerator import Atom1Feed, Rss201rev2Feed, SyndicationFee
 from django.utils.html import escape
 from django.views.decorators.http import conditional_page
 
-from catalog.filters import PaperFilter, authored_by
+from catalog.filters import AUTHOR_NEWEST_FIRST, PaperFilter, authored_by
 from catalog.latex import latex_to_text
 from catalog.models import Author, Category, Paper, Tag
 from catalog.selectors import feed_items, filter_papers
@@ -124,7 +124,7 @@ class AuthorFeed(PaperFeed[Author]):
         return get_object_or_404(Author, slug=slug, merged_into=None)
 
     def papers(self, author: Author) -> QuerySet[Paper]:
-        return authored_by(Paper.objects.visible().newest_first(), author)
+        return authored_by(Paper.objects.visible(), author).order_by(*AUTHOR_NEWEST_FIRST)
 
     def title(self, author: Author) -> str:
         return f"{settings.SITE_NAME}: {author.name}"

@@ -39,7 +39,6 @@ from catalog.models import (
     Author,
     Category,
     Paper,
-    PaperAuthor,
     PaperQuerySet,
     PaperTag,
     Tag,
@@ -52,7 +51,7 @@ from core.forms import choice_field
 from core.fragments import Fragments, digest, template_digest
 
 if TYPE_CHECKING:
-    from catalog.counts import CountedCategory, CountedTag
+    from catalog.counts import CountedAuthor, CountedCategory, CountedTag
 
 PERIOD_DAYS = {"1d": 1, "7d": 7, "30d": 30, "365d": 365}
 TRENDING_WINDOWS = [
@@ -311,12 +310,12 @@ class PaperFilter(django_filters.FilterSet):
         return queryset
 
     def maintained_total(
-        self, *, within: "CountedTag | CountedCategory | Literal['all']"
+        self, *, within: "CountedTag | CountedCategory | CountedAuthor | Literal['all']"
     ) -> int | None:
-        """The list's exact total from the maintained counts (catalog.counts) when
-        it lists every visible paper of one tag or category, else None (it is
-        counted). within: the tag or category the page lists before the filters,
-        or "all" for the whole catalog."""
+        """The list's exact total from the counts kept or indexed (catalog.counts)
+        when it lists every visible paper of one tag, category or author, else
+        None (it is counted). within: the tag, category or author the page lists
+        before the filters, or "all" for the whole catalog."""
         if not self.is_valid():
             return None
         cleaned = self.form.cleaned_data
@@ -463,10 +462,18 @@ def votes_ordering(window: str) -> list[OrderBy]:
 
 
 def authored_by(papers: PaperQuerySet, author: Author) -> PaperQuerySet:
-    """The papers crediting the author: one EXISTS met from the index on
-    (author, paper), as a tag's papers are, so the list's own sorts and
-    paging walk the newest-first index as on a tag's page."""
-    return papers.filter(Exists(PaperAuthor.objects.filter(paper_id=OuterRef("pk"), author=author)))
+    """The visible papers among `papers` crediting the author, joined to their
+    links (one a paper) by the links' copy of the paper's visibility, so that
+    AUTHOR_NEWEST_FIRST reads them newest first off the links' index."""
+    return papers.filter(paperauthor__author=author, paperauthor__visible=True)
+
+
+# authored_by's papers in the order of NEWEST_FIRST, from their links' copy of
+# listed_at: walking the newest-first index for the 0.2% of a million papers
+# that one prolific author wrote, or sorting them by their rows, took the
+# author's page 20 to 40 ms of SQL, the links' index (author, listed_at, paper)
+# a fraction of a millisecond.
+AUTHOR_NEWEST_FIRST = (F("paperauthor__listed_at").desc(), F("paperauthor__paper_id").desc())
 
 
 def default_sort(*, searched: bool) -> str:

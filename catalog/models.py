@@ -600,6 +600,12 @@ class PaperAuthor(models.Model):
     paper = models.ForeignKey(Paper, on_delete=models.CASCADE)
     author = models.ForeignKey(Author, on_delete=models.CASCADE)
     position = models.PositiveSmallIntegerField()
+    # The paper's listed_at and whether it is visible, copied onto its links by
+    # the database (catalog/sql/author_links.*.sql) whatever writes the paper,
+    # so that an author's papers are read newest first off the links' own
+    # index: sorting a prolific author's papers read each one's row.
+    listed_at = models.DateTimeField(null=True, editable=False)
+    visible = models.BooleanField(default=False, editable=False)
 
     class Meta:
         ordering = ["position"]
@@ -607,8 +613,15 @@ class PaperAuthor(models.Model):
             models.UniqueConstraint(fields=["paper", "author"], name="paper_author_once"),
         ]
         indexes = [
-            # An author's papers (their page, readers' feeds), met from the index.
+            # An author's papers (readers' feeds), met from the index.
             models.Index(fields=["author", "paper"], name="paper_author_by_author"),
+            # An author's visible papers newest first (their page, feed and
+            # counts), the order of NEWEST_FIRST.
+            models.Index(
+                fields=["author", "-listed_at", "-paper"],
+                name="paper_author_newest",
+                condition=Q(visible=True),
+            ),
         ]
 
     def __str__(self) -> str:

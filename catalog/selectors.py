@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, cast
 
 from django.conf import settings
-from django.db.models import Count, F, OuterRef, Prefetch, QuerySet, Subquery, TextField, Value
+from django.db.models import Count, F, Max, OuterRef, Prefetch, QuerySet, Subquery, TextField, Value
 from django.http import QueryDict
 from django.urls import reverse
 from django.utils import translation
@@ -238,12 +238,10 @@ def author_papers(*, author: Author) -> QuerySet[Paper]:
 
 
 def latest_author_papers(*, author: Author) -> "QuerySet[PaperAuthor, Any]":
-    """The ids of the author's AUTHOR_CREDITS_WITHIN visible papers that came
-    into the catalog last, read backwards off the index on (author, paper):
-    sorting all of a prolific author's papers newest first cost more than the
-    counts themselves."""
-    links = PaperAuthor.objects.filter(author=author, paper__in=Paper.objects.visible())
-    return links.order_by("-paper_id").values("paper_id")[:AUTHOR_CREDITS_WITHIN]
+    """The ids of the author's AUTHOR_CREDITS_WITHIN newest visible papers,
+    read off the links' own index (AUTHOR_NEWEST_FIRST's)."""
+    links = PaperAuthor.objects.filter(author=author, visible=True)
+    return links.order_by("-listed_at", "-paper_id").values("paper_id")[:AUTHOR_CREDITS_WITHIN]
 
 
 class Credited(TypedDict):
@@ -257,13 +255,23 @@ class Credited(TypedDict):
 
 def frequent_coauthors(*, author: Author) -> list[Credited]:
     """The authors most often credited beside the author on their latest visible
-    papers (AUTHOR_CREDITS_WITHIN), most first."""
+    papers (AUTHOR_CREDITS_WITHIN), most first, then the most recent. Counted
+    by id off the (paper, author) index and named after the limit: ordered by
+    name, every one of a prolific author's co-authors (about 2,000) had to be
+    read to name ten, 36 ms of the page's SQL at a million papers against 5."""
+    name = Author.objects.filter(pk=OuterRef("author_id"))
     rows = (
         PaperAuthor.objects.filter(paper__in=latest_author_papers(author=author))
         .exclude(author=author)
-        .values(name=F("author__name"), slug=F("author__slug"))
-        .annotate(paper_count=Count("paper_id"))
-        .order_by("-paper_count", "name")
+        .values("author_id")
+        .annotate(paper_count=Count("paper_id"), latest=Max("paper_id"))
+        .order_by("-paper_count", "-latest")
+        # Subqueries in the select list are evaluated after the LIMIT, for ten rows.
+        .values(
+            "paper_count",
+            name=Subquery(name.values("name")),
+            slug=Subquery(name.values("slug")),
+        )
     )
     return cast("list[Credited]", list(rows[:AUTHOR_COAUTHORS]))
 

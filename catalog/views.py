@@ -24,14 +24,15 @@ from catalog.bibtex import bibtex
 from catalog.counts import (
     categories_with_counts,
     tags_with_counts,
+    with_author_counts,
     with_category_counts,
     with_tag_counts,
 )
 from catalog.exports import FORMATS, export_response
 from catalog.filters import (
+    AUTHOR_NEWEST_FIRST,
     LIST_PARAMETERS,
     PERIOD_DAYS,
-    SORTED_NEWEST_FIRST,
     TRENDING_WINDOWS,
     PaperFilter,
     clean_query,
@@ -62,7 +63,7 @@ from core.http import safe_methods
 from core.limits import limit_pages, limit_searches
 
 if TYPE_CHECKING:
-    from catalog.counts import CountedCategory, CountedTag
+    from catalog.counts import CountedAuthor, CountedCategory, CountedTag
     from catalog.selectors import PagePaper
 
 
@@ -139,24 +140,25 @@ def render_paper_list(
     params: QueryDict | None = None,
     ordering: Sequence[Any] = (),
     ordering_label: str = "",
-    catalog_part: "CountedTag | CountedCategory | Literal['all'] | None" = None,
-    few_papers: bool = False,
+    catalog_part: "CountedTag | CountedCategory | CountedAuthor | Literal['all'] | None" = None,
+    newest_first: Sequence[Any] = (),
 ) -> HttpResponse:
     """A filtered, paginated list of papers: the home page, tag and category
     pages and the personal feed all render through here. params stand for
     the query string (a page with default filters); ordering replaces the
     filter's sort (a page with an order of its own), which ordering_label
     names in the sort menu's place. catalog_part says which
-    of the catalog's visible papers `papers` are, all of them or one tag's or
-    category's, so that a list of exactly one tag or category is not counted;
-    None for any other list (a reader's feed). few_papers: `papers` are a few
-    thousand at most (an author's), read and sorted newest first rather than
-    found by walking the newest-first index past every other paper."""
+    of the catalog's visible papers `papers` are, all of them or one tag's,
+    category's or author's, so that a list of exactly one of them is not
+    counted; None for any other list (a reader's feed). newest_first: the
+    order that puts `papers` newest first off an index of their own (an
+    author's, AUTHOR_NEWEST_FIRST) rather than by walking the newest-first
+    index past every other paper."""
     params = request.GET if params is None else params
     paper_filter = filter_papers(params, papers=papers)
     filtered = paper_filter.qs.order_by(*ordering) if ordering else paper_filter.qs
-    if few_papers and not ordering and paper_filter.sorted_by == "newest":
-        filtered = filtered.order_by(*SORTED_NEWEST_FIRST)
+    if newest_first and not ordering and paper_filter.sorted_by == "newest":
+        filtered = filtered.order_by(*newest_first)
     total = None if catalog_part is None else paper_filter.maintained_total(within=catalog_part)
     searched = (
         paper_filter.form.cleaned_data.get("q", "").strip() if paper_filter.is_valid() else ""
@@ -287,7 +289,8 @@ def category_detail(request: HttpRequest, code: str) -> HttpResponse:
 @limit_searches
 @cached_page(**LIST_PARAMETERS)
 def author_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    author = get_object_or_404(Author.objects.select_related("merged_into"), slug=slug)
+    authors = with_author_counts(Author.objects.select_related("merged_into"))
+    author = get_object_or_404(authors, slug=slug)
     if author.merged_into is not None:  # curators merged this name into another author
         return redirect(author.merged_into.get_absolute_url(), permanent=True)
     context = {
@@ -301,7 +304,8 @@ def author_detail(request: HttpRequest, slug: str) -> HttpResponse:
         papers=author_papers(author=author),
         template="catalog/author_detail.html",
         context=context,
-        few_papers=True,
+        catalog_part=author,
+        newest_first=AUTHOR_NEWEST_FIRST,
     )
 
 

@@ -1,14 +1,28 @@
-"""Tag and category counts kept by the database as the catalog changes.
+"""Tag and category counts kept by the database as the catalog changes, and
+the author links' copy of their paper's date and visibility, which an
+author's page counts and orders by.
 
 Also run on SQLite by `make test`: both databases keep them with triggers.
 """
+
+import datetime
+import re
 
 import pytest
 from django.db import connection
 from django.db.models import Count, Q
 
 from catalog import counts
-from catalog.models import Category, CategoryCount, Paper, Tag, TagCount, visible_sql
+from catalog.models import (
+    Category,
+    CategoryCount,
+    Paper,
+    PaperAuthor,
+    Tag,
+    TagCount,
+    visible_sql,
+)
+from catalog.services import set_authors
 from tests.factories import CategoryFactory, PaperFactory, TagFactory
 
 pytestmark = pytest.mark.django_db
@@ -130,9 +144,52 @@ def test_the_sql_form_of_the_visible_rule_selects_the_papers_visible_selects():
     assert selected == {target.pk, papers[True, False].pk}
 
 
-@pytest.mark.parametrize("name", [counts.TRIGGERS, counts.RECOUNT])
+@pytest.mark.parametrize(
+    "name", [counts.TRIGGERS, counts.RECOUNT, counts.AUTHOR_LINKS, counts.AUTHOR_LINKS_REFILL]
+)
 def test_the_sql_files_take_the_visible_rule_from_python(name):
     sql = "\n".join(counts.sql_statements(name, connection=connection))
 
     assert "VISIBLE(" not in sql
     assert visible_sql(alias="p", connection=connection) in sql
+
+
+def author_page(client) -> tuple[str, list[str]]:
+    """The author page's total line and its papers' titles, in order."""
+    html = client.get("/authors/ada-lovelace/").content.decode()
+    total = html.split('<p class="total">', 1)[1].split("</p>", 1)[0]
+    titles = re.findall(r"data-paper-link>([^<]*)</a>", html)
+    return total, titles
+
+
+def test_an_authors_page_counts_and_orders_their_papers_as_the_papers_change(client):
+    day = datetime.timedelta(days=1)
+    now = datetime.datetime.now(datetime.UTC)
+    older = PaperFactory(title="Older", authors=["Ada Lovelace"], published_at=now - 9 * day)
+    newer = PaperFactory(title="Newer", authors=["Ada Lovelace"], published_at=now - 2 * day)
+    hidden = PaperFactory(title="Hidden", authors=["Ada Lovelace"], is_visible=False)
+    PaperFactory(title="Not hers", authors=["Alan Turing"])
+    assert author_page(client) == ("2 papers", ["Newer", "Older"])
+
+    older.published_at = now - day  # a new date from arXiv moves it up
+    older.save()
+    assert author_page(client) == ("2 papers", ["Older", "Newer"])
+
+    hidden.is_visible = True
+    hidden.save()
+    Paper.objects.filter(pk=newer.pk).update(merged_into=older)
+    assert author_page(client)[0] == "2 papers"
+    assert set(author_page(client)[1]) == {"Older", "Hidden"}
+
+    set_authors(hidden, ["Alan Turing"])  # a curator puts the byline right
+    assert author_page(client) == ("1 paper", ["Older"])
+
+
+def test_recount_repairs_author_links_written_around_the_triggers(client):
+    PaperFactory(title="Hers", authors=["Ada Lovelace"])
+    PaperAuthor.objects.update(listed_at=None, visible=False)
+    assert author_page(client) == ("0 papers", [])
+
+    counts.recount()
+
+    assert author_page(client) == ("1 paper", ["Hers"])

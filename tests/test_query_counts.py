@@ -71,9 +71,10 @@ LIST_PAGES = [
     ("/tags/agents/", 4),
     ("/tags/agents/?period=30d", 4 + ESTIMATE),
     ("/categories/cs.AI/", 4),
-    # An author's page: the author, their frequent co-authors and their tags
-    # besides the list's own (no maintained count, so the estimate).
-    ("/authors/a-b/", 6 + ESTIMATE),
+    # An author's page: the author (with their count of visible papers, the
+    # list's total), their frequent co-authors and their tags besides the list's own.
+    ("/authors/a-b/", 6),
+    ("/authors/a-b/?period=30d", 6 + ESTIMATE),
 ]
 # The paper (with its author names, categories and who found it: curation.credits),
 # tags, code links, summaries, images, similar papers (with their tags).
