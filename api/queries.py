@@ -17,7 +17,7 @@ from catalog.filters import LIST_PARAMETERS, PaperFilter
 from catalog.models import Category, Paper
 from catalog.pagination import EXACT_COUNT_LIMIT, RowCount, estimated_count
 from catalog.passages import Passage, passages
-from catalog.selectors import filter_papers, paper_for_page, with_list_related
+from catalog.selectors import filter_papers, visible_papers_for_page, with_list_related
 
 if TYPE_CHECKING:
     from catalog.selectors import PagePaper
@@ -278,4 +278,4 @@ def papers_by_refs(refs: list[str], *, papers: QuerySet[Paper]) -> tuple[list[Pa
 
 
 def paper_with_everything(ref: str) -> "PagePaper":
-    return paper_by_ref(ref, papers=paper_for_page(Paper.objects.visible()))
+    return paper_by_ref(ref, papers=visible_papers_for_page())

@@ -1,6 +1,7 @@
 """Reads for the public pages; each owns the joins its page needs."""
 
 import datetime
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, cast
 
@@ -138,6 +139,14 @@ def paper_for_page(papers: QuerySet[Paper]) -> "QuerySet[PagePaper]":
     shown = with_figure_strip(with_credits(page))
     # The plugin types the annotation; what a Prefetch's to_attr adds it does not follow.
     return cast("QuerySet[PagePaper]", shown)
+
+
+@functools.cache
+def visible_papers_for_page() -> "QuerySet[PagePaper]":
+    """paper_for_page of the visible papers, built once a process and cloned by
+    each lookup (never evaluated itself): building its subqueries took a paper
+    page more time than running them (BENCHMARKS.md, "The paper page")."""
+    return paper_for_page(Paper.objects.visible())
 
 
 def page_categories(paper: "PagePaper") -> list[Category]:

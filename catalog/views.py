@@ -52,9 +52,9 @@ from catalog.selectors import (
     frequent_coauthors,
     newest_listed_at,
     page_categories,
-    paper_for_page,
     similar_papers,
     summaries_by_language,
+    visible_papers_for_page,
     with_list_related,
 )
 from catalog.trending import DEFAULT_WINDOW
@@ -413,7 +413,7 @@ def paper_detail(request: HttpRequest, arxiv_id: str) -> HttpResponse:
     if parsed and parsed[0] != arxiv_id:
         # A versioned or prefixed id ("2505.15034v2", "arXiv:...") has one canonical page.
         return redirect("catalog:paper", arxiv_id=parsed[0], permanent=True)
-    paper = get_object_or_404(paper_for_page(Paper.objects.visible()), arxiv_id=arxiv_id)
+    paper = get_object_or_404(visible_papers_for_page(), arxiv_id=arxiv_id)
     return render_paper(request, paper)
 
 
@@ -428,9 +428,7 @@ def paper_by_pk(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404
     if target.arxiv_id:
         return redirect("catalog:paper", arxiv_id=target.arxiv_id, permanent=True)
-    return render_paper(
-        request, get_object_or_404(paper_for_page(Paper.objects.visible()), pk=target.pk)
-    )
+    return render_paper(request, get_object_or_404(visible_papers_for_page(), pk=target.pk))
 
 
 @safe_methods
