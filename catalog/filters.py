@@ -86,6 +86,13 @@ class PaperFilterForm(forms.Form):
         cleaned = super().clean()
         if cleaned is None:  # Form.clean() gives cleaned_data; None says "left as it is"
             return None
+        # The chosen tags and categories as lists, read once: no choice is a
+        # none() queryset, which every later look at (each filter's, the
+        # totals', the chips') compiled again.
+        for name in ("tag", "category"):
+            chosen = cleaned.get(name)
+            if isinstance(chosen, QuerySet):
+                cleaned[name] = [] if chosen.query.is_empty() else list(chosen)
         start, end = cleaned.get("from"), cleaned.get("to")
         if start and end and start > end:
             self.add_error("to", _("The end date is before the start date."))
