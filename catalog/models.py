@@ -605,7 +605,9 @@ class PaperAuthor(models.Model):
     # so that an author's papers are read newest first off the links' own
     # index: sorting a prolific author's papers read each one's row.
     listed_at = models.DateTimeField(null=True, editable=False)
-    visible = models.BooleanField(default=False, editable=False)
+    # A database default too: a row written by SQL that names no value (an
+    # older migration's model) is still whole before the trigger fills it.
+    visible = models.BooleanField(default=False, db_default=False, editable=False)
 
     class Meta:
         ordering = ["position"]

@@ -46,7 +46,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='paperauthor',
             name='visible',
-            field=models.BooleanField(default=False, editable=False),
+            field=models.BooleanField(db_default=False, default=False, editable=False),
         ),
         migrations.RunPython(set_triggers_and_fill, drop_triggers),
         migrations.AddIndex(
