@@ -12,6 +12,8 @@ DROP TRIGGER IF EXISTS catalog_paperauthor_from_paper_insert;
 DROP TRIGGER IF EXISTS catalog_paperauthor_from_paper_update;
 DROP TRIGGER IF EXISTS catalog_paper_to_author_links;
 
+-- SQLite's triggers take one event each: the link's insert and the move of a
+-- link to another paper run the same statement.
 CREATE TRIGGER catalog_paperauthor_from_paper_insert AFTER INSERT ON catalog_paperauthor
 BEGIN
   UPDATE catalog_paperauthor SET
