@@ -17,7 +17,7 @@ from django.core.exceptions import BadRequest
 from django.db.models import QuerySet
 from django.http import HttpRequest, StreamingHttpResponse
 
-from catalog.bibtex import bibtex, bibtex_key
+from catalog.bibtex import bibtex, bibtex_key, needs, preamble
 from catalog.cache import canonical_query
 from catalog.filters import LIST_PARAMETERS
 from catalog.latex import latex_to_text
@@ -29,7 +29,10 @@ CHUNK_SIZE = 200
 
 
 def bibtex_entries(papers: Iterable[Paper]) -> Iterator[str]:
+    """The entries, then the one @preamble they need under pdflatex if any
+    (BibTeX reads a @preamble wherever it stands)."""
     used: set[str] = set()
+    needed: set[str] = set()
     for paper in papers:
         base = key = bibtex_key(paper)
         suffix = 1
@@ -38,7 +41,11 @@ def bibtex_entries(papers: Iterable[Paper]) -> Iterator[str]:
             suffix += 1
             key = f"{base}{suffix}"
         used.add(key)
-        yield bibtex(paper, key=key) + "\n\n"
+        entry = bibtex(paper, key=key)
+        needed |= needs(entry)
+        yield entry + "\n\n"
+    if needed:
+        yield preamble(needed) + "\n"
 
 
 def _line(value: str) -> str:
