@@ -56,7 +56,7 @@ ACCENTS = {
 NAMED_LETTERS = {
     "\u0110": "\\DJ", "\u0111": "\\dj", "\u00d0": "\\DH", "\u00f0": "\\dh",
     "\u00de": "\\TH", "\u00fe": "\\th", "\u014a": "\\NG", "\u014b": "\\ng",
-    "\u00ab": "\\guillemetleft", "\u00bb": "\\guillemetright", "\u0127": "\\ensuremath{\\hbar}",
+    "\u00ab": "\\guillemotleft", "\u00bb": "\\guillemotright", "\u0127": "\\ensuremath{\\hbar}",
 }  # fmt: skip
 # Latin-1 and Latin Extended-A characters that pdflatex's default setup does
 # not typeset as they stand (compiled one by one with TeX Live 2022): the rest
@@ -95,8 +95,8 @@ FALLBACKS = {
     "th": ("", "th"),
     "NG": ("", "Ng"),
     "ng": ("", "ng"),
-    "guillemetleft": ("", r"\leavevmode\raise.3ex\hbox{$\scriptscriptstyle\ll$}"),
-    "guillemetright": ("", r"\leavevmode\raise.3ex\hbox{$\scriptscriptstyle\gg$}"),
+    "guillemotleft": ("", r"\leavevmode\raise.3ex\hbox{$\scriptscriptstyle\ll$}"),
+    "guillemotright": ("", r"\leavevmode\raise.3ex\hbox{$\scriptscriptstyle\gg$}"),
     "k": ("#1", r"\leavevmode\hbox{\ooalign{#1\crcr\hidewidth\char24\kern-.05em}}"),
     "h": ("#1", r"\leavevmode\hbox{\setbox0\hbox{#1}\ooalign{\copy0\crcr\hidewidth"
                 r"\raise\ht0\hbox{\kern.1em$\scriptscriptstyle?$}\hidewidth}}"),
@@ -107,6 +107,17 @@ FALLBACKS = {
 }  # fmt: skip
 # A character and the combining marks after it, which NFC left uncomposed ("v\u0301").
 CLUSTER = re.compile(r"(?s).[\u0300-\u036f]*")
+# XeTeX's and LuaTeX's Unicode encoding (TU) has \\DJ, \\k and the rest but not T5's
+# hook and horn commands: there they fall back on the Unicode characters (by
+# decimal code: a double quote would end the @preamble's string); CJK and
+# other scripts are left to the document's fonts.
+UNICODE_FALLBACKS = {
+    "h": ("#1", rf"#1\char{0x0309}"),
+    "ohorn": ("", rf"\char{0x01A1}"),
+    "OHORN": ("", rf"\char{0x01A0}"),
+    "uhorn": ("", rf"\char{0x01B0}"),
+    "UHORN": ("", rf"\char{0x01AF}"),
+}
 FALLBACK_COMMAND = re.compile(r"\\(" + "|".join(FALLBACKS) + r")(?![A-Za-z])")
 
 
@@ -122,7 +133,9 @@ def needs(text: str) -> set[str]:
     fallbacks (as `\\name`) and the characters it gives stand-ins."""
     used = {"\\" + name for name in FALLBACK_COMMAND.findall(text)}
     # \DH and \dh fall back on \DJ's and \dj's stroke.
-    used |= {"\\DJ" for name in used if name == "\\DH"} | {"\\dj" for name in used if name == "\\dh"}
+    used |= {"\\DJ" for name in used if name == "\\DH"} | {
+        "\\dj" for name in used if name == "\\dh"
+    }
     return used | {char for char in text if _kept_as_utf8(char)}
 
 
@@ -131,21 +144,33 @@ def preamble(needed: set[str]) -> str:
     setup (see FALLBACKS), given its `needs`; "" if it needs none."""
     if not needed:
         return ""
-    parts = []
-    for name in (name for name in FALLBACKS if "\\" + name in needed):
-        arguments, fallback = FALLBACKS[name]
+
+    def provide(name: str, arguments: str, fallback: str) -> str:
         default = rf"\csname ?\string\{name}\endcsname"
-        parts.append(
+        return (
             rf"\ifx\{name}\undefined \gdef\{name}{arguments}{{{fallback}}}"
             rf"\else \expandafter\ifx{default}\relax"
             rf" \expandafter\gdef{default}{arguments}{{{fallback}}}\fi \fi"
         )
+
+    pdftex = [provide(name, *FALLBACKS[name]) for name in FALLBACKS if "\\" + name in needed]
     for char in sorted(need for need in needed if len(need) == 1):
         name = rf"\csname u8:\detokenize{{{char}}}\endcsname"
         stand_in = rf"\mbox{{\fboxsep.5pt\fbox{{\tiny U+{ord(char):04X}}}}}"
-        parts.append(rf"\expandafter\ifx{name}\relax \expandafter\gdef{name}{{{stand_in}}}\fi")
-    body = " ".join(parts)
-    return rf'@preamble{{"\ifx\XeTeXversion\undefined \ifx\directlua\undefined {body} \fi \fi"}}'
+        pdftex.append(rf"\expandafter\ifx{name}\relax \expandafter\gdef{name}{{{stand_in}}}\fi")
+    # XeTeX and LuaTeX: the T5 commands as Unicode characters (a fontspec
+    # document's TU fonts have them); the rest as under pdflatex, for a
+    # document left in OT1 (TU's own definitions win over these defaults).
+    unicode = " ".join(
+        provide(name, *UNICODE_FALLBACKS.get(name, FALLBACKS[name]))
+        for name in FALLBACKS
+        if "\\" + name in needed
+    )
+    return (
+        r'@preamble{"\ifx\XeTeXversion\undefined \ifx\directlua\undefined '
+        + " ".join(pdftex)
+        + rf' \else {unicode} \fi \else {unicode} \fi"}}'
+    )
 
 
 def typesettable(char: str) -> str:
@@ -164,7 +189,8 @@ def typesettable(char: str) -> str:
         base, marks = HORNED[base], marks[1:]
     if (base.isascii() or base in HORNED.values()) and base != decomposed:
         if all(mark in ACCENTS for mark in marks):
-            for mark in marks:
+            # Marks above first, then those below outermost (\\d{\\u{a}}, as vntex spells ặ).
+            for mark in sorted(marks, key=lambda mark: unicodedata.combining(mark) < 230):
                 base = f"\\{ACCENTS[mark]}{{{base}}}"
             # Braced whole: one letter to BibTeX, which abbreviates and sorts names by letters.
             return "{" + base + "}"
