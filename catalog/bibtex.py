@@ -187,13 +187,13 @@ def typesettable(char: str) -> str:
     base, marks = decomposed[0], decomposed[1:]
     if base in HORNED and marks[:1] == HORN:
         base, marks = HORNED[base], marks[1:]
-    if (base.isascii() or base in HORNED.values()) and base != decomposed:
-        if all(mark in ACCENTS for mark in marks):
-            # Marks above first, then those below outermost (\\d{\\u{a}}, as vntex spells ặ).
-            for mark in sorted(marks, key=lambda mark: unicodedata.combining(mark) < 230):
-                base = f"\\{ACCENTS[mark]}{{{base}}}"
-            # Braced whole: one letter to BibTeX, which abbreviates and sorts names by letters.
-            return "{" + base + "}"
+    spellable = base.isascii() or base in HORNED.values()
+    if spellable and base != decomposed and all(mark in ACCENTS for mark in marks):
+        # Marks above first, then those below outermost (\\d{\\u{a}}, as vntex spells ặ).
+        for mark in sorted(marks, key=lambda mark: unicodedata.combining(mark) < 230):
+            base = f"\\{ACCENTS[mark]}{{{base}}}"
+        # Braced whole: one letter to BibTeX, which abbreviates and sorts names by letters.
+        return "{" + base + "}"
     # Math, or plain ASCII (a prime is '); other spellings may need a font encoding.
     spelled = TO_LATEX.unicode_to_latex(char)
     plain = spelled.isascii() and "\\" not in spelled
