@@ -153,8 +153,12 @@ def scholarly_article(paper: Paper, *, url: str) -> dict[str, Any]:
         if parsed.literal:
             authors.append({"@type": "Organization", "name": parsed.literal})
         else:
-            person = {"@type": "Person", "name": _line(name), "givenName": parsed.given}
-            person["familyName"] = parsed.family_with_particle
+            person = {"@type": "Person", "name": _line(name)}
+            # A part the name does not have is left out, never given as "".
+            if parsed.given:
+                person["givenName"] = parsed.given
+            if parsed.family_with_particle:
+                person["familyName"] = parsed.family_with_particle
             authors.append(person)
     title = plain(paper.title)
     article: dict[str, Any] = {
@@ -162,7 +166,6 @@ def scholarly_article(paper: Paper, *, url: str) -> dict[str, Any]:
         "@type": "ScholarlyArticle",
         "name": title,
         "headline": title if len(title) <= 110 else title[:109] + "…",
-        "author": authors,
         "url": url,
         "isAccessibleForFree": True,
         # First published, or for a paper known only from here the day it was added.
@@ -170,6 +173,8 @@ def scholarly_article(paper: Paper, *, url: str) -> dict[str, Any]:
         "dateCreated": paper.added_at.isoformat(timespec="seconds"),
         "dateModified": paper.changed_at.isoformat(timespec="seconds"),
     }
+    if authors:  # a paper without listed authors has no "author", not an empty one
+        article["author"] = authors
     if paper.abstract:
         article["abstract"] = plain(paper.abstract)
     identifiers = []
