@@ -75,15 +75,17 @@ TO_LATEX = UnicodeToLatexEncoder(
 # XeLaTeX or LuaLaTeX document reads the UTF-8 kept for CJK and other scripts
 # with its own fonts. pdflatex's default setup has neither: it stops at `\DJ`
 # ("unavailable in encoding OT1"), at `\h` (undefined) and at 张 ("not set up
-# for use with LaTeX"). So a file that uses any of them gets one @preamble that,
-# under pdflatex only (not XeTeX, not LuaTeX), gives each command used a
-# fallback drawn from the default fonts where the document has not defined it
-# (a text command's default, which an encoding's own definition overrides), and
+# for use with LaTeX"). So a file that uses any of them gets one @preamble that
+# gives each command used a fallback where the document has not defined it (a
+# text command's default, which an encoding's own definition overrides: T1's
+# \DJ, T5's \h): under pdflatex one drawn from the default fonts, under XeTeX
+# and LuaTeX the Unicode character (UNICODE_FALLBACKS). Under pdflatex only, it
 # gives each character with no spelling a visible stand-in (its code point in a
-# box) where no loaded encoding or package has declared it. BibTeX copies it to
-# the top of the .bbl, read after \begin{document}, so it defines by \gdef,
-# never by the preamble-only \DeclareTextCommand or \DeclareUnicodeCharacter.
-# Command: (arguments, fallback).
+# box) where no loaded encoding or package has declared it; XeTeX and LuaTeX
+# are left to typeset it. BibTeX copies it to the top of the .bbl, read after
+# \begin{document}, so it defines by \gdef, never by the preamble-only
+# \DeclareTextCommand or \DeclareUnicodeCharacter.
+# Command: (arguments, fallback under pdflatex).
 FALLBACKS = {
     "DJ": ("", r"\leavevmode\hbox{\setbox0\hbox{D}\rlap{\kern-.02em\raise.42\ht0"
                r"\hbox{\vrule height.055em width.3em}}\box0}"),

@@ -2,6 +2,7 @@
 parser: BibTeX, RIS and CSL-JSON of any list, streamed, at most EXPORT_MAX_PAPERS."""
 
 import datetime
+import html
 import io
 import json
 import shutil
@@ -489,6 +490,18 @@ def test_bibtex_spells_what_pdflatex_cannot_typeset_in_tex(client, beyond_latin)
         assert f"\\detokenize{{{char}}}" in preamble.value
         assert f"U+{ord(char):04X}" in preamble.value
     assert "\\detokenize{Ł}" not in preamble.value and "\\detokenize{ă}" not in preamble.value
+
+
+def test_the_paper_pages_citation_carries_the_preamble_it_needs(client, beyond_latin):
+    vietnamese, plain = beyond_latin[2], beyond_latin[1]
+    page = client.get(vietnamese.get_absolute_url()).content.decode()
+    citation = html.unescape(page.split('id="bibtex"', 1)[1].split("</pre>", 1)[0])
+    library = bibtexparser.parse_string(citation.split(">", 1)[1])
+
+    assert not library.failed_blocks and len(library.entries) == 1
+    (preamble,) = library.preambles
+    assert "\\ifx\\ohorn\\undefined" in preamble.value
+    assert "@preamble" not in client.get(plain.get_absolute_url()).content.decode()
 
 
 def test_bibtex_without_such_characters_has_no_preamble(client, awkward):
