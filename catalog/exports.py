@@ -17,7 +17,7 @@ from django.core.exceptions import BadRequest
 from django.db.models import QuerySet
 from django.http import HttpRequest, StreamingHttpResponse
 
-from catalog.bibtex import bibtex, bibtex_key
+from catalog.bibtex import bibtex, bibtex_key, needs, preamble
 from catalog.cache import canonical_query
 from catalog.filters import LIST_PARAMETERS
 from catalog.latex import latex_to_text
@@ -29,7 +29,10 @@ CHUNK_SIZE = 200
 
 
 def bibtex_entries(papers: Iterable[Paper]) -> Iterator[str]:
+    """The entries, then the one @preamble they need under pdflatex if any
+    (BibTeX reads a @preamble wherever it stands)."""
     used: set[str] = set()
+    needed: set[str] = set()
     for paper in papers:
         base = key = bibtex_key(paper)
         suffix = 1
@@ -38,7 +41,11 @@ def bibtex_entries(papers: Iterable[Paper]) -> Iterator[str]:
             suffix += 1
             key = f"{base}{suffix}"
         used.add(key)
-        yield bibtex(paper, key=key) + "\n\n"
+        entry = bibtex(paper, key=key)
+        needed |= needs(entry)
+        yield entry + "\n\n"
+    if needed:
+        yield preamble(needed) + "\n"
 
 
 def _line(value: str) -> str:
@@ -146,8 +153,12 @@ def scholarly_article(paper: Paper, *, url: str) -> dict[str, Any]:
         if parsed.literal:
             authors.append({"@type": "Organization", "name": parsed.literal})
         else:
-            person = {"@type": "Person", "name": _line(name), "givenName": parsed.given}
-            person["familyName"] = parsed.family_with_particle
+            person = {"@type": "Person", "name": _line(name)}
+            # A part the name does not have is left out, never given as "".
+            if parsed.given:
+                person["givenName"] = parsed.given
+            if parsed.family_with_particle:
+                person["familyName"] = parsed.family_with_particle
             authors.append(person)
     title = plain(paper.title)
     article: dict[str, Any] = {
@@ -155,7 +166,6 @@ def scholarly_article(paper: Paper, *, url: str) -> dict[str, Any]:
         "@type": "ScholarlyArticle",
         "name": title,
         "headline": title if len(title) <= 110 else title[:109] + "…",
-        "author": authors,
         "url": url,
         "isAccessibleForFree": True,
         # First published, or for a paper known only from here the day it was added.
@@ -163,6 +173,8 @@ def scholarly_article(paper: Paper, *, url: str) -> dict[str, Any]:
         "dateCreated": paper.added_at.isoformat(timespec="seconds"),
         "dateModified": paper.changed_at.isoformat(timespec="seconds"),
     }
+    if authors:  # a paper without listed authors has no "author", not an empty one
+        article["author"] = authors
     if paper.abstract:
         article["abstract"] = plain(paper.abstract)
     identifiers = []

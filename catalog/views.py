@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from catalog import arxiv_ids
-from catalog.bibtex import bibtex
+from catalog.bibtex import bibtex_with_preamble
 from catalog.counts import (
     categories_with_counts,
     tags_with_counts,
@@ -465,7 +465,7 @@ def render_paper(request: HttpRequest, paper: "PagePaper") -> HttpResponse:
         ),
         "summary_groups": summary_groups,
         "has_machine_text": any(s.is_machine_written for s in paper.published_summaries),
-        "bibtex": bibtex(paper),
+        "bibtex": bibtex_with_preamble(paper),
         "categories": page_categories(paper),
         "similar": similar_papers(paper=paper),
         "strip_figures": strip_figures(paper.figure_rows),

@@ -2,15 +2,19 @@
 parser: BibTeX, RIS and CSL-JSON of any list, streamed, at most EXPORT_MAX_PAPERS."""
 
 import datetime
+import html
 import io
 import json
+import shutil
 import subprocess
+import unicodedata
 
 import bibtexparser
 import pybtex.database
 import pybtex.plugin
 import pytest
 import rispy
+from bibtexparser.middlewares import LatexDecodingMiddleware
 from citeproc import (
     Citation,
     CitationItem,
@@ -22,6 +26,7 @@ from citeproc.source.json import CiteProcJSON
 from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from pylatexenc import latex2text, latexwalker, macrospec
 
 from accounts import services
 from catalog.models import Paper
@@ -409,8 +414,9 @@ def test_names_the_source_gave_in_parts_are_exported_in_those_parts(client, tmp_
     assert paper.parsed_authors[1].family == "Cruz"
 
 
-# Past Latin-1 and Latin Extended-A, which pdflatex's default setup cannot
-# typeset as they stand: Greek and symbols outside math, stacked accents.
+# What pdflatex's default setup (OT1 fonts, UTF-8 input) cannot typeset as it
+# stands: Greek and symbols outside math, stacked accents, Đ, Vietnamese hooks
+# and horns, Polish ogoneks, and scripts TeX has no spelling for (CJK).
 BEYOND_LATIN = {
     "2504.00001": (
         "Scaling \N{GREEK SMALL LETTER ALPHA}-nets to \N{INFINITY} with"
@@ -426,7 +432,14 @@ BEYOND_LATIN = {
         "Zero\u200bwidth marks and Schr\u00f6dinger's \N{PARTIAL DIFFERENTIAL}-operators",
         ["\u0141ukasz Kaiser"],
     ),
+    "2504.00003": (
+        "Đánh giá mô hình ngôn ngữ lớn ở đâu: ưu thế của tiếng Việt",
+        ["Nguyễn Thị Hồng Phượng", "Đặng Văn Ước", "Trương Quốc Bảo", "Przemysław Dębiak"],
+    ),
+    "2504.00004": ("深度学习的可解释性研究", ["张伟", "李娜"]),
 }
+# Those typeset only through the @preamble's fallbacks and stand-ins under pdflatex.
+NEEDING_THE_PREAMBLE = ("2504.00003", "2504.00004")
 
 
 @pytest.fixture
@@ -452,6 +465,117 @@ def test_bibtex_spells_what_pdflatex_cannot_typeset_in_tex(client, beyond_latin)
     )
     # Latin Extended-A stands as it is; a zero-width space goes.
     assert "Łukasz" in second["author"] and "\u200b" not in second["title"]
+    vietnamese, cjk = entries["2504.00003"], entries["2504.00004"]
+    # LaTeX's names for what the default fonts lack, which T1 and T5 (vntex) typeset.
+    assert vietnamese["title"] == (
+        "{{\\DJ}ánh giá mô hình ngôn ng{\\~{\\uhorn}} l{\\'{\\ohorn}}n {\\h{\\ohorn}} {\\dj}âu:"
+        " {\\uhorn}u th{\\'{\\^{e}}} c{\\h{u}}a ti{\\'{\\^{e}}}ng Vi{\\d{\\^{e}}}t}"
+    )
+    assert vietnamese["author"] == (
+        "Ph{\\uhorn}{\\d{\\ohorn}}ng, Nguy{\\~{\\^{e}}}n Th{\\d{i}} H{\\`{\\^{o}}}ng"
+        " and {\\UHORN}{\\'{\\ohorn}}c, {\\DJ}{\\d{\\u{a}}}ng Văn"
+        " and B{\\h{a}}o, Tr{\\uhorn}{\\ohorn}ng Qu{\\'{\\^{o}}}c"
+        " and D{\\k{e}}biak, Przemysław"
+    )
+    # No TeX spelling: UTF-8 as it is, for XeLaTeX, LuaLaTeX or a CJK-aware document.
+    assert cjk["title"] == "{深度学习的可解释性研究}"
+    assert cjk["author"] == "{张伟} and {李娜}"
+    # One @preamble for the file, which only pdflatex reads (not XeTeX, not LuaTeX).
+    (preamble,) = library.preambles
+    assert preamble.value.startswith('"\\ifx\\XeTeXversion\\undefined \\ifx\\directlua\\undefined')
+    for command in ("DJ", "dj", "h", "ohorn", "uhorn", "UHORN", "k"):
+        assert f"\\ifx\\{command}\\undefined" in preamble.value, command
+    assert "\\DH" not in preamble.value and "\\guillemotleft" not in preamble.value
+    for char in "深度学习的可解释性研究张伟李娜":
+        assert f"\\detokenize{{{char}}}" in preamble.value
+        assert f"U+{ord(char):04X}" in preamble.value
+    assert "\\detokenize{Ł}" not in preamble.value and "\\detokenize{ă}" not in preamble.value
+
+
+def test_the_paper_pages_citation_carries_the_preamble_it_needs(client, beyond_latin):
+    vietnamese, plain = beyond_latin[2], beyond_latin[1]
+    page = client.get(vietnamese.get_absolute_url()).content.decode()
+    citation = html.unescape(page.split('id="bibtex"', 1)[1].split("</pre>", 1)[0])
+    library = bibtexparser.parse_string(citation.split(">", 1)[1])
+
+    assert not library.failed_blocks and len(library.entries) == 1
+    (preamble,) = library.preambles
+    assert "\\ifx\\ohorn\\undefined" in preamble.value
+    assert "@preamble" not in client.get(plain.get_absolute_url()).content.decode()
+
+
+def test_bibtex_without_such_characters_has_no_preamble(client, awkward):
+    library = bibtexparser.parse_string(body(client.get("/export.bib")))
+
+    assert not library.preambles
+
+
+# The names LaTeX gives Vietnamese letters (T5's, vntex's), which pylatexenc's
+# tables lack: a reader that decodes BibTeX's TeX adds them as it would any macro.
+T5_LETTERS = {"ohorn": "ơ", "OHORN": "Ơ", "uhorn": "ư", "UHORN": "Ư"}
+WALKER_CONTEXT = latexwalker.get_default_latex_context_db()
+WALKER_CONTEXT.add_context_category(
+    "t5",
+    prepend=True,
+    macros=[macrospec.MacroSpec("h", "{")] + [macrospec.MacroSpec(name, "") for name in T5_LETTERS],
+)
+TEXT_CONTEXT = latex2text.get_default_latex_context_db()
+TEXT_CONTEXT.add_context_category(
+    "t5",
+    prepend=True,
+    macros=[
+        latex2text.MacroTextSpec(
+            "h",
+            simplify_repl=lambda node, l2tobj: (
+                l2tobj.nodelist_to_text([node.nodeargd.argnlist[0]]) + "\u0309"
+            ),
+        ),
+        *(latex2text.MacroTextSpec(name, letter) for name, letter in T5_LETTERS.items()),
+    ],
+)
+
+
+class TeXDecoder(latex2text.LatexNodes2Text):
+    def __init__(self) -> None:
+        super().__init__(latex_context=TEXT_CONTEXT, math_mode="verbatim")
+
+    def latex_to_text(self, latex: str, **kwargs) -> str:
+        walker = latexwalker.LatexWalker(latex, latex_context=WALKER_CONTEXT, tolerant_parsing=True)
+        nodes, _, _ = walker.get_latex_nodes()
+        return unicodedata.normalize("NFC", self.nodelist_to_text(nodes))
+
+
+def test_bibtex_reads_back_to_the_catalogs_titles_and_names(client, beyond_latin):
+    """bibtexparser 2 (decoding its TeX) and pybtex read the same titles and
+    names back as the catalog holds: math kept as math, Vietnamese, Polish and
+    CJK letter for letter."""
+    text = body(client.get("/export.bib"))
+    decoder = TeXDecoder()
+    library = bibtexparser.parse_string(
+        text, append_middleware=[LatexDecodingMiddleware(decoder=decoder)]
+    )
+    by_id = {entry["eprint"]: entry for entry in library.entries}
+    data = pybtex.database.parse_string(text, "bibtex")
+
+    assert not library.failed_blocks
+    for arxiv_id, (title, authors) in BEYOND_LATIN.items():
+        entry = by_id[arxiv_id]
+        if arxiv_id in NEEDING_THE_PREAMBLE:
+            assert entry["title"] == title
+        names = [
+            " ".join(
+                decoder.latex_to_text(part).strip("{}")
+                for part in person.first_names
+                + person.middle_names
+                + person.prelast_names
+                + person.last_names
+            )
+            for person in data.entries[entry.key].persons["author"]
+        ]
+        assert names == authors
+    # The one that is not letter for letter: the zero-width space goes, math stays TeX.
+    assert by_id["2504.00002"]["title"] == BEYOND_LATIN["2504.00002"][0].replace("\u200b", "")
+    assert by_id["2504.00001"]["title"].endswith("with $x{'} {\\ensuremath{\\leq}} y$")
 
 
 def test_the_paper_page_cites_arxivs_doi(client, awkward):
@@ -460,13 +584,36 @@ def test_the_paper_page_cites_arxivs_doi(client, awkward):
     assert '<meta name="citation_doi" content="10.48550/arXiv.2503.00000">' in page
 
 
+def vntex_missing() -> bool:
+    """Whether TeX lacks vntex's T5 encoding (TeX Live's texlive-lang-other)."""
+    if shutil.which("kpsewhich") is None:
+        return True
+    found = subprocess.run(["kpsewhich", "t5enc.def"], capture_output=True, text=True)
+    return not found.stdout.strip()
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    "packages",
+    [
+        # pdflatex's default setup: OT1 fonts, no font or CJK package.
+        pytest.param("", id="plain"),
+        # A document for Vietnamese: vntex's T5 and T1, T1 the main encoding.
+        pytest.param(
+            "\\usepackage[T5,T1]{fontenc}",
+            id="t5",
+            marks=pytest.mark.skipif(
+                vntex_missing(), reason="vntex (T5 fonts, texlive-lang-other) is not installed"
+            ),
+        ),
+    ],
+)
 def test_bibtex_of_awkward_titles_compiles_with_pdflatex_and_bibtex(
-    client, awkward, beyond_latin, tmp_path
+    client, awkward, beyond_latin, tmp_path, packages
 ):
     (tmp_path / "refs.bib").write_text(body(client.get("/export.bib")))
     (tmp_path / "paper.tex").write_text(
-        "\\documentclass{article}\\usepackage{url}\\begin{document}\\nocite{*}"
+        f"\\documentclass{{article}}{packages}\\usepackage{{url}}\\begin{{document}}\\nocite{{*}}"
         "\\bibliographystyle{plain}\\bibliography{refs}\\end{document}\n"
     )
 
@@ -487,3 +634,6 @@ def test_bibtex_of_awkward_titles_compiles_with_pdflatex_and_bibtex(
     # Every paper typeset, its percent sign printed rather than a comment.
     assert bbl.count("\\bibitem") == len(AWKWARD_TITLES) + len(BEYOND_LATIN)
     assert "100\\%" in bbl
+    # The @preamble went through and nothing was left without a glyph.
+    assert bbl.startswith("\\ifx\\XeTeXversion\\undefined")
+    assert "Missing character" not in (tmp_path / "paper.log").read_text(errors="replace")

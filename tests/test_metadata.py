@@ -3,7 +3,10 @@ OpenGraph and Twitter cards, the sitemap, robots.txt and the OpenSearch descript
 
 import datetime
 import json
+import re
 from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from django.db import connection
@@ -217,3 +220,173 @@ def test_the_paper_page_describes_the_paper_in_json_ld(client):
         "value": "10.48550/arXiv.2503.00007",
     } in (article["identifier"])
     assert article["url"] == f"http://testserver{paper.get_absolute_url()}"
+
+
+# schema.org's vocabulary, the part these pages use (tests/data/schemaorg/README.md).
+VOCABULARY = json.loads(
+    (Path(__file__).parent / "data" / "schemaorg" / "vocabulary.json").read_text(encoding="utf-8")
+)
+ISO_DATE = re.compile(r"\d{4}(-\d{2}(-\d{2})?)?")
+
+
+def with_supertypes(name: str) -> set[str]:
+    found, pending = set(), [name]
+    while pending:
+        current = pending.pop()
+        if current in VOCABULARY["types"] and current not in found:
+            found.add(current)
+            pending.extend(VOCABULARY["types"][current]["subClassOf"])
+    return found
+
+
+def _is_iso(value: str, parse) -> bool:
+    try:
+        parse(value)
+    except ValueError:
+        return False
+    return True
+
+
+def fits(value: object, data_type: str) -> bool:
+    """Whether a JSON value (not an object) is of one of schema.org's data types."""
+    if data_type == "Boolean":
+        return isinstance(value, bool)
+    if data_type in ("Number", "Integer", "Float"):
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        return number and (data_type != "Integer" or isinstance(value, int))
+    if not isinstance(value, str):
+        return False
+    if data_type == "Text":
+        return True
+    if data_type == "URL":
+        parts = urlsplit(value)
+        return parts.scheme in ("http", "https") and bool(parts.netloc) and " " not in value
+    if data_type == "Date":  # ISO 8601: a year, a month or a day
+        full = len(value) == 10 and _is_iso(value, datetime.date.fromisoformat)
+        return bool(ISO_DATE.fullmatch(value)) and (len(value) < 10 or full)
+    if data_type == "DateTime":
+        return "T" in value and _is_iso(value, datetime.datetime.fromisoformat)
+    if data_type == "Time":
+        return _is_iso(value, datetime.time.fromisoformat)
+    return False
+
+
+def schema_problems(node: dict, where: str = "") -> list[str]:
+    """What in a JSON-LD object schema.org's vocabulary does not allow: a type
+    it does not have, a property not declared for the object's type or a
+    supertype (domainIncludes) or superseded, a value outside its range
+    (rangeIncludes: a data type for a string, number or boolean, a type or a
+    subtype of it for an object)."""
+    problems = []
+    types = node.get("@type")
+    types = types if isinstance(types, list) else [types]
+    own: set[str] = set()
+    for name in types:
+        if name not in VOCABULARY["types"]:
+            problems.append(f"{where or 'the object'}: schema.org has no type {name!r}")
+        own |= with_supertypes(name)
+    for key, value in node.items():
+        if key.startswith("@"):
+            continue
+        here = f"{where}{'.' if where else ''}{key}"
+        declared = VOCABULARY["properties"].get(key)
+        if declared is None or not own & set(declared["domainIncludes"]):
+            problems.append(f"{here}: not a property of {'/'.join(map(str, types))}")
+            continue
+        if declared["supersededBy"]:
+            problems.append(f"{here}: superseded by {', '.join(declared['supersededBy'])}")
+        ranges = set(declared["rangeIncludes"])
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, dict):
+                item_types = item.get("@type")
+                item_types = item_types if isinstance(item_types, list) else [item_types]
+                if not any(with_supertypes(str(name)) & ranges for name in item_types):
+                    problems.append(f"{here}: a {item_types} is not in its range {sorted(ranges)}")
+                problems += schema_problems(item, here)
+            elif not any(fits(item, data_type) for data_type in ranges):
+                problems.append(f"{here}: {item!r} is none of {sorted(ranges)}")
+    return problems
+
+
+def page_json_ld(client, paper: Paper) -> dict:
+    page = client.get(paper.get_absolute_url()).content.decode()
+    (block,) = re.findall(r'<script type="application/ld\+json">(.*?)</script>', page, re.S)
+    return json.loads(block)
+
+
+def test_the_vocabulary_check_finds_what_schema_org_does_not_allow():
+    assert VOCABULARY["release"] and VOCABULARY["source"].startswith("https://")
+    article = {
+        "@type": "ScholarlyArticle",
+        "name": "A title",
+        "datePublished": "2025-03-04",
+        "author": [{"@type": "Person", "name": "Ada", "givenName": "Ada"}],
+    }
+    assert schema_problems(article) == []
+    wrong = {
+        **article,
+        "@type": ["ScholarlyArticle", "Preprint"],
+        "arxivId": "2503.00007",
+        "datePublished": "4 March 2025",
+        "url": "not a link",
+        "isAccessibleForFree": "yes",
+        "author": [{"@type": "Person", "headline": "Ada"}, {"@type": "Periodical", "name": "J"}],
+        "publisher": "arXiv",
+    }
+    problems = "\n".join(schema_problems(wrong))
+    assert "no type 'Preprint'" in problems
+    assert "arxivId: not a property" in problems
+    assert "datePublished: '4 March 2025' is none of ['Date', 'DateTime']" in problems
+    assert "url: 'not a link'" in problems
+    assert "isAccessibleForFree: 'yes'" in problems
+    assert "author.headline: not a property of Person" in problems
+    assert "author: a ['Periodical'] is not in its range" in problems
+    assert "publisher: 'arXiv' is none of ['Organization', 'Person']" in problems
+
+
+def empty_values(node: object, where: str = "") -> list[str]:
+    """Where the JSON-LD says nothing: an empty string, list or object."""
+    if node in ("", None, [], {}):
+        return [where]
+    if isinstance(node, dict):
+        return [p for key, value in node.items() for p in empty_values(value, f"{where}.{key}")]
+    if isinstance(node, list):
+        return [p for item in node for p in empty_values(item, where)]
+    return []
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        pytest.param(
+            {
+                "title": "A title long enough to be cut for a headline: " + "reasoning " * 12,
+                "authors": ["Jean-Pierre van der Berg", "ATLAS Collaboration", "Plato"],
+                "doi": "10.1000/x",
+                "journal_ref": "Journal of Tests 1 (2025) 1-10",
+            },
+            id="arxiv-with-journal",
+        ),
+        pytest.param(
+            {"published_precision": Paper.DatePrecision.MONTH, "abstract": ""},
+            id="known-to-the-month",
+        ),
+        pytest.param(
+            {
+                "arxiv_id": None,
+                "version": None,
+                "published_at": None,
+                "source_url": "https://aclanthology.org/2025.acl-long.1/",
+                "authors": [],
+            },
+            id="known-only-from-here",
+        ),
+    ],
+)
+def test_the_paper_pages_json_ld_keeps_to_schema_orgs_vocabulary(client, fields):
+    article = page_json_ld(client, PaperFactory(**fields))
+
+    assert article["@context"] == "https://schema.org"
+    assert article["@type"] == "ScholarlyArticle"
+    assert schema_problems(article) == []
+    assert empty_values(article) == []
