@@ -175,11 +175,12 @@ def preamble(needed: set[str]) -> str:
     )
 
 
-def typesettable(char: str) -> str:
+def typesettable(char: str, *, spell_letters: bool = False) -> str:
     """A character (with the combining marks that follow it, if any) as
     pdflatex typesets it as it stands, or its TeX spelling when it has one
-    (see above); else as it is."""
-    if len(char) == 1 and (char.isascii() or not _kept_as_utf8(char)):
+    (see above); else as it is. spell_letters: every letter beyond ASCII
+    spelled in TeX where it can be, for names (bibtex_name)."""
+    if len(char) == 1 and (char.isascii() or not (spell_letters or _kept_as_utf8(char))):
         return char
     if unicodedata.category(char[0]) == "Cf":
         return ""  # zero-width and direction marks: nothing to print
@@ -196,10 +197,12 @@ def typesettable(char: str) -> str:
             base = f"\\{ACCENTS[mark]}{{{base}}}"
         # Braced whole: one letter to BibTeX, which abbreviates and sorts names by letters.
         return "{" + base + "}"
-    # Math, or plain ASCII (a prime is '); other spellings may need a font encoding.
+    # Math, or plain ASCII (a prime is '); other spellings may need a font
+    # encoding, but Latin-1's and Latin Extended-A's own (\\L, \\o, \\ss) are OT1's.
     spelled = TO_LATEX.unicode_to_latex(char)
     plain = spelled.isascii() and "\\" not in spelled
-    return spelled if "\\ensuremath" in spelled or plain else char
+    in_default_fonts = spell_letters and not _kept_as_utf8(char) and spelled.isascii()
+    return spelled if "\\ensuremath" in spelled or plain or in_default_fonts else char
 
 
 def _paired_braces(text: str) -> str:
@@ -236,8 +239,9 @@ def _unescaped(text: str, char: str) -> list[int]:
     return positions
 
 
-def tex_value(text: str) -> str:
-    """A field's value as TeX that compiles and as BibTeX that parses (see above)."""
+def tex_value(text: str, *, spell_letters: bool = False) -> str:
+    """A field's value as TeX that compiles and as BibTeX that parses (see
+    above); spell_letters as typesettable's."""
     text = " ".join(unicodedata.normalize("NFC", text).replace("\\\\", " ").split())
     text = COMMAND.sub(
         lambda match: match.group(1) if match.group(1) in UNSAFE_COMMANDS else match.group(0),
@@ -272,7 +276,10 @@ def tex_value(text: str) -> str:
             out.append(char)
         position += 1
     text = " ".join(_paired_braces("".join(out)).split())
-    return "".join(typesettable(cluster.group(0)) for cluster in CLUSTER.finditer(text))
+    return "".join(
+        typesettable(cluster.group(0), spell_letters=spell_letters)
+        for cluster in CLUSTER.finditer(text)
+    )
 
 
 def verbatim_value(text: str) -> str:
@@ -281,16 +288,45 @@ def verbatim_value(text: str) -> str:
     return re.sub(r"[\s{}\\%]", "", text)
 
 
+def _one_letter(text: str) -> str:
+    """Each run of letters in `text` with no TeX spelling (CJK, Cyrillic) as
+    one of BibTeX's special characters: a brace group opening with a command."""
+    out: list[str] = []
+    run: list[str] = []
+    for char in text + " ":
+        if _kept_as_utf8(char) and unicodedata.category(char).startswith("L"):
+            run.append(char)
+            continue
+        if run:
+            out.append("{\\relax " + "".join(run) + "}")
+            run = []
+        out.append(char)
+    return "".join(out)[:-1]
+
+
 def bibtex_name(name: Name) -> str:
+    """The name in BibTeX's "family, suffix, given" form, every letter beyond
+    ASCII spelled in TeX and braced, and each run of letters with no spelling
+    braced as one letter ({\\relax 张伟}): BibTeX reads a name by bytes, and a
+    style that abbreviates given names ("Ł." for Łukasz, abbrv's) or labels
+    entries by family names (alpha's) cut a UTF-8 letter in half, which stopped
+    pdflatex; a braced spelling ({\\L}) is one letter to it."""
+
+    def spelled(text: str) -> str:
+        return _one_letter(tex_value(text, spell_letters=True))
+
     if name.literal:
-        return "{" + tex_value(name.literal) + "}"
-    family = tex_value(name.family_with_particle)
+        literal = spelled(name.literal)
+        # One special character is one name already; braced again it would not be special.
+        whole = literal.startswith("{\\relax ") and literal.count("{") == 1
+        return literal if whole else "{" + literal + "}"
+    family = spelled(name.family_with_particle)
     # A family name of several words ("Fei Fei") is one name to BibTeX only in braces.
     if " " in name.family:
-        family = (f"{name.particle} " if name.particle else "") + "{" + tex_value(name.family) + "}"
+        family = (f"{name.particle} " if name.particle else "") + "{" + spelled(name.family) + "}"
     if name.suffix:
-        return f"{family}, {tex_value(name.suffix)}, {tex_value(name.given)}"
-    return f"{family}, {tex_value(name.given)}" if name.given else family
+        return f"{family}, {spelled(name.suffix)}, {spelled(name.given)}"
+    return f"{family}, {spelled(name.given)}" if name.given else family
 
 
 def bibtex_key(paper: Paper) -> str:
