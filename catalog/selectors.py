@@ -264,17 +264,19 @@ class Credited(TypedDict):
 
 def frequent_coauthors(*, author: Author) -> list[Credited]:
     """The authors most often credited beside the author on their latest visible
-    papers (AUTHOR_CREDITS_WITHIN), most first, then the most recent. Counted
+    papers (AUTHOR_CREDITS_WITHIN), most first, then the most recent (then the
+    first known: one paper's co-authors tie on both). Counted
     by id off the (paper, author) index and named after the limit: ordered by
     name, every one of a prolific author's co-authors (about 2,000) had to be
-    read to name ten, 36 ms of the page's SQL at a million papers against 5."""
+    read to name ten: 36 ms and 11,643 buffers at a million papers, 12 ms and
+    3,615 so (BENCHMARKS.md, "Community pages at a million papers")."""
     name = Author.objects.filter(pk=OuterRef("author_id"))
     rows = (
         PaperAuthor.objects.filter(paper__in=latest_author_papers(author=author))
         .exclude(author=author)
         .values("author_id")
         .annotate(paper_count=Count("paper_id"), latest=Max("paper_id"))
-        .order_by("-paper_count", "-latest")
+        .order_by("-paper_count", "-latest", "author_id")
         # Subqueries in the select list are evaluated after the LIMIT, for ten rows.
         .values(
             "paper_count",
