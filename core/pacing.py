@@ -18,10 +18,10 @@ import threading
 import time
 import zlib
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 _process_locks: dict[str, threading.Lock] = {}
@@ -94,7 +94,12 @@ def _database_lock(name: str, *, max_wait: float) -> Iterator[None]:
         _take(own, "pg_try_advisory_xact_lock", name, max_wait=max_wait)
         yield
     finally:
-        own.close()  # ends the transaction, and with it the lock
+        # Ended here, not by the close: the server ends a closed connection's
+        # transaction, and frees the lock, only when it notices, after the next
+        # process may already have asked for the turn and been refused.
+        with suppress(DatabaseError):
+            own.rollback()
+        own.close()
 
 
 def _take(database: BaseDatabaseWrapper, function: str, name: str, *, max_wait: float) -> None:
