@@ -1001,6 +1001,10 @@ class FullText(models.Model):
     # The text's length in characters, for the costs (BENCHMARKS.md) and admin.
     characters = models.PositiveIntegerField(default=0)
     fetched_at = models.DateTimeField(default=timezone.now)
+    # The words of the whole text, which `q` with `in=fulltext` matches (GIN
+    # index, migration 0034): written with the sections (catalog.search.index_texts),
+    # NULL on SQLite and for a failed read.
+    search_document = SearchVectorField(null=True, blank=True, editable=False)
 
     class Meta:
         verbose_name = "full text"
@@ -1038,6 +1042,45 @@ class SectionSearchDocument(Func):
             "setweight(to_tsvector('english'::regconfig, coalesce(heading, '')), 'A')"
             " || setweight(to_tsvector('english'::regconfig, coalesce(text, '')), 'D')",
             (),
+        )
+
+
+class TextSearchDocument(Func):
+    """The words of a paper's whole stored text, its sections' headings and
+    paragraphs in order, parsed from at most `characters` of it (all when None):
+    what FullText.search_document holds. PostgreSQL's alone; on SQLite the
+    sections' FTS5 table is asked word by word (catalog.search)."""
+
+    output_field = SearchVectorField()
+
+    def __init__(self, *, characters: int | None = None) -> None:
+        super().__init__()
+        self.characters = characters
+
+    def as_sql(
+        self,
+        compiler: SQLCompiler,
+        connection: BaseDatabaseWrapper,
+        function: str | None = None,
+        template: str | None = None,
+        arg_joiner: str | None = None,
+        **extra_context: Any,
+    ) -> tuple[str, tuple[str | int, ...]]:
+        return "NULL", ()
+
+    def as_postgresql(
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra_context: Any
+    ) -> tuple[str, tuple[str | int, ...]]:
+        text = "string_agg(heading || E'\\n\\n' || text, E'\\n\\n' ORDER BY position)"
+        params: tuple[str | int, ...] = ()
+        if self.characters is not None:
+            text, params = f"left({text}, %s)", (self.characters,)
+        # The text is one of the two expressions above; the length is a parameter.
+        return (
+            f"(SELECT to_tsvector('english'::regconfig, coalesce({text}, ''))"  # noqa: S608
+            " FROM catalog_fulltextsection"
+            " WHERE catalog_fulltextsection.paper_id = catalog_fulltext.paper_id)",
+            params,
         )
 
 

@@ -1,13 +1,15 @@
 """The passage of each listed paper a full-text search (`in=fulltext`) found:
-the paragraph that holds most of the search's words, cut around them with
-the words marked, the section it is in, and the Read view at that paragraph.
+in the section holding most of the search's words, the paragraph that holds
+most of them, cut around them with the words marked, the section it is in,
+and the Read view at that paragraph.
 
-Found for the rows a page shows alone, in one query: the matching sections
-of those papers, the best of each paper (its rank, then the first) picked by
-a window, and only that section marked by the database that matched it
-(ts_headline on PostgreSQL, FTS5's highlight() on SQLite), so the words
-marked are the words it stemmed and matched. Marking every matching section
-would read whole texts for a common word.
+Found for the rows a page shows alone, in one query: of those papers whose
+text holds the search, the sections holding any of its words, the best of
+each paper (its rank, then the first) picked by a window, and only that
+section marked by the database that matched it (ts_headline on PostgreSQL,
+FTS5's highlight() on SQLite), so the words marked are the words it stemmed
+and matched. Marking every matching section would read whole texts for a
+common word.
 """
 
 from collections.abc import Sequence
@@ -29,6 +31,8 @@ from catalog.search import (
     matching_sections,
     parse_web_search,
     section_rank,
+    text_matches,
+    wanted_terms,
 )
 
 
@@ -49,23 +53,30 @@ def passages(papers: Sequence[Paper], text: str) -> dict[int, Passage]:
     """The passage of each of the papers whose stored text matches the search
     (by paper id); papers matched by their title or abstract alone have none."""
     readable = [paper for paper in papers if paper.arxiv_id]
-    if not readable or not parse_web_search(text):
+    wanted = wanted_terms(text)
+    if not readable or not wanted:
         return {}
     alias = readable[0]._state.db or "default"
+    found_in_text = (
+        Paper.objects.using(alias)
+        .filter(pk__in=[paper.pk for paper in readable])
+        .filter(text_matches(alias, text))
+        .values("pk")
+    )
     best = (
-        matching_sections(alias, text)
-        .filter(paper_id__in=[paper.pk for paper in readable])
+        matching_sections(alias, wanted)
+        .filter(paper_id__in=found_in_text)
         .annotate(
             order=Window(
                 RowNumber(),
                 partition_by=F("paper_id"),
-                order_by=[section_rank(alias, text).desc(), F("position").asc()],
+                order_by=[section_rank(alias, wanted).desc(), F("position").asc()],
             )
         )
         .filter(order=1)
         .values("pk")
     )
-    heading_marked, text_marked = _marks(alias, text)
+    heading_marked, text_marked = _marks(alias, wanted)
     marked = (
         FullTextSection.objects.using(alias)
         .filter(pk__in=best)

@@ -19,13 +19,18 @@ as well as reciprocal rank fusion (BENCHMARKS.md), which needs each paper's
 position among the matches and so a window over all of them.
 
 With `in=fulltext` a search reads the papers' stored full texts too: a paper
-matches when its title, authors or abstract do, or when one of its sections
-(heading and paragraphs) holds the whole query, as a passage must to answer
-it. Sections have their own stored tsvector and GIN index on PostgreSQL and
-their own FTS5 table on SQLite. The rank stays the paper's own (a match in
-the title or abstract first, then matches in the text alone, newest first):
-ranking every matching section of thousands of candidates would read their
-whole texts. The matching passage each listed paper shows is found for the
+matches when its title, authors and abstract hold the query, or when its
+whole text (the headings and paragraphs of its sections) does, as a search
+engine of papers reads a paper. On PostgreSQL each text's words are one
+stored tsvector on its FullText row, a row a paper, written only when the
+text is read, under a GIN index; the papers matching by their own words and
+those whose text matches are each read from their own index and joined by id.
+On SQLite the sections' FTS5 table is asked for each word or phrase, and a
+paper's text holds the query when each wanted term is in one of its sections
+and no excluded one is in any. The rank stays the paper's own (a match in the
+title or abstract first, then matches in the text alone, newest first):
+ranking thousands of matching texts would read them whole. The passage each
+listed paper shows, its section holding most of the words, is found for the
 page's rows alone (catalog.passages).
 """
 
@@ -38,16 +43,14 @@ from typing import Any
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.core.signals import setting_changed
-from django.db import connections
+from django.db import OperationalError, connections, transaction
 from django.db.models import (
     BooleanField,
     Case,
-    Exists,
     ExpressionWrapper,
     F,
     FloatField,
     Func,
-    OuterRef,
     Q,
     QuerySet,
     Value,
@@ -57,8 +60,7 @@ from django.db.models.expressions import CombinedExpression, RawSQL
 from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
-from catalog.models import FullTextSection, Paper
-from catalog.pagination import estimated_count
+from catalog.models import FullText, FullTextSection, Paper, TextSearchDocument
 
 # PostgreSQL's English stop words (tsearch_data/english.stop): it drops them from
 # queries, so a search for "the agents" must not require "the" here either.
@@ -109,10 +111,13 @@ def parse_web_search(text: str) -> list[list[Term]]:
     return [terms for terms in alternatives if terms]
 
 
-# Up to this many matching sections (the planner's estimate) a search of the
-# full texts finds them all from their index; past it, it asks each paper
-# (_in_sections). Measured by bench/fulltext.py at 100,000 full texts.
-FEW_SECTION_MATCHES = 20_000
+# A tsvector holds at most 1 MB: a text whose words would not fit (a PDF's
+# long tables of numbers, each a word of its own) is searched by the words of
+# its first TEXT_WORDS_FALLBACK characters. No text of 300,000 characters, a
+# long paper's, fills one: four-letter words all different would take 0.7 MB.
+TEXT_WORDS_FALLBACK = 300_000
+# PostgreSQL's error code when a tsvector would pass its 1 MB.
+PROGRAM_LIMIT_EXCEEDED = "54000"
 
 # How many papers nearest in meaning a search brings, and how much their cosine
 # weighs beside the squashed lexical rank (measured on the judged queries).
@@ -174,7 +179,7 @@ def search(
     else:
         matches, rank = _sqlite_matches(text)
     if fulltext:
-        matches = _in_sections(papers.db, text, own=matches)
+        matches = _in_text(papers.db, text, own=matches)
     if not near:
         return papers.filter(matches).annotate(rank=rank)
     related = Q(pk__in=[pk for pk, _ in near]) & ~_excluded(papers, text)
@@ -208,6 +213,15 @@ def _excluded(papers: QuerySet[Paper], text: str) -> Q:
     return Q(pk__in=_fts_matches(" OR ".join(t.fts5() for t in unwanted), table=PAPER_FTS))
 
 
+def wanted_terms(text: str) -> str:
+    """The words and phrases a web-search query asks for, as a query holding
+    any one of them ("" when it asks for none): what marks them in a passage."""
+    wanted = {term for terms in parse_web_search(text) for term in terms if not term.excluded}
+    return " or ".join(
+        '"' + " ".join(term.words) + '"' for term in sorted(wanted, key=lambda t: t.words)
+    )
+
+
 def matching_sections(alias: str, text: str) -> QuerySet[FullTextSection]:
     """The stored sections holding a web-search query, on the database `alias`."""
     sections = FullTextSection.objects.using(alias)
@@ -218,22 +232,57 @@ def matching_sections(alias: str, text: str) -> QuerySet[FullTextSection]:
     return sections.filter(matches)
 
 
-def _in_sections(alias: str, text: str, *, own: Q) -> Q:
-    """The papers matching by their own words (`own`) or one of whose sections
-    matches. Few matching sections (the planner's estimate) are found once from
-    the GIN index, and the papers' own matches from theirs, the two joined by
+def text_matches(alias: str, text: str) -> Q:
+    """The papers (by primary key) whose stored text holds a web-search query."""
+    if connections[alias].vendor == "postgresql":
+        return Q(pk__in=_texts_holding(alias, text))
+    alternatives = parse_web_search(text)
+    stored = FullText.objects.using(alias).filter(status=FullText.Status.STORED)
+    holds_any = Q(pk__in=[])
+    for terms in alternatives:
+        holds = Q(pk__in=stored.values("paper_id"))
+        for term in terms:
+            sections = FullTextSection.objects.using(alias).filter(
+                pk__in=_fts_matches(term.fts5(), table=SECTION_FTS)
+            )
+            in_a_section = Q(pk__in=sections.values("paper_id"))
+            holds &= ~in_a_section if term.excluded else in_a_section
+        holds_any |= holds
+    return holds_any
+
+
+def _in_text(alias: str, text: str, *, own: Q) -> Q:
+    """The papers matching by their own words (`own`) or by their stored text.
+    On PostgreSQL each is read from its own GIN index and the two are joined by
     id: written as an OR of the two conditions, no index serves it and every
-    paper's tsvector is read (BENCHMARKS.md). Many are asked paper by paper as
-    a list walks its papers, the first section read mostly holding a common
-    word. Either way round the other costs far more: reading every section of
-    a common word, or each candidate's sections in turn for a rare one."""
-    sections = matching_sections(alias, text)
+    paper's tsvector is read (BENCHMARKS.md)."""
     if connections[alias].vendor != "postgresql":
-        return own | Q(pk__in=sections.values("paper_id"))
-    if estimated_count(sections.values("pk")) > FEW_SECTION_MATCHES:
-        return own | Q(Exists(sections.filter(paper=OuterRef("pk"))))
+        return own | text_matches(alias, text)
     by_own_words = Paper.objects.using(alias).filter(own).values("pk")
-    return Q(pk__in=by_own_words.union(sections.order_by().values("paper_id")))
+    return Q(pk__in=by_own_words.union(_texts_holding(alias, text)))
+
+
+def _texts_holding(alias: str, text: str) -> "QuerySet[FullText, Any]":
+    """The ids of the papers whose stored text holds the query, on PostgreSQL."""
+    query = SearchQuery(text, search_type="websearch", config="english")
+    return FullText.objects.using(alias).filter(search_document=query).values("paper_id")
+
+
+def index_texts(texts: QuerySet[FullText]) -> None:
+    """Store the words of each of these stored texts (FullText.search_document),
+    from their sections as they now are; PostgreSQL alone."""
+    if connections[texts.db].vendor != "postgresql":
+        return
+    for pk in list(texts.filter(status=FullText.Status.STORED).values_list("pk", flat=True)):
+        text = texts.model._default_manager.using(texts.db).filter(pk=pk)
+        try:
+            with transaction.atomic(using=texts.db):
+                text.update(search_document=TextSearchDocument())
+        except OperationalError as exc:
+            if getattr(exc.__cause__, "sqlstate", None) != PROGRAM_LIMIT_EXCEEDED:
+                raise
+            # Too many words for one tsvector (TEXT_WORDS_FALLBACK).
+            text.update(search_document=TextSearchDocument(characters=TEXT_WORDS_FALLBACK))
 
 
 def section_rank(alias: str, text: str) -> Func | Value:

@@ -270,7 +270,7 @@ def frequent_coauthors(*, author: Author) -> list[Credited]:
     name, every one of a prolific author's co-authors (about 2,000) had to be
     read to name ten: 36 ms and 11,643 buffers at a million papers, 12 ms and
     3,615 so (BENCHMARKS.md, "Community pages at a million papers")."""
-    name = Author.objects.filter(pk=OuterRef("author_id"))
+    name = Author.objects.filter(pk=OuterRef("author_id")).order_by()
     rows = (
         PaperAuthor.objects.filter(paper__in=latest_author_papers(author=author))
         .exclude(author=author)

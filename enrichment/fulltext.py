@@ -37,6 +37,7 @@ from PIL import Image
 from catalog.arxiv_ids import pdf_url
 from catalog.changes import papers_changed
 from catalog.models import FullText, FullTextFigure, FullTextSection, Paper
+from catalog.search import index_texts
 from enrichment import downloads
 from enrichment.downloads import NotFound, Unreadable
 
@@ -497,6 +498,7 @@ def record_failure(*, paper: Paper, error: str) -> None:
                 "status": FullText.Status.FAILED,
                 "error": error[:2000],
                 "characters": 0,
+                "search_document": None,
                 "fetched_at": timezone.now(),
             },
         )
@@ -550,6 +552,7 @@ def store_fulltext(
                     "fetched_at": timezone.now(),
                 },
             )
+            index_texts(FullText.objects.filter(paper=paper))
             papers_changed([paper.pk])
     except Exception:
         for name in new_names:
