@@ -45,7 +45,15 @@ from catalog.models import (
     tag_label,
 )
 from catalog.pagination import estimated_count, sampled_count
-from catalog.search import has_phrase, papers_near_query, relevance, search
+from catalog.search import (
+    TextMatches,
+    estimate_text_matches,
+    has_phrase,
+    papers_near_query,
+    relevance,
+    search,
+    search_rank,
+)
 from catalog.trending import DEFAULT_WINDOW, ordering
 from core.forms import choice_field
 from core.fragments import Fragments, digest, template_digest
@@ -311,7 +319,7 @@ class PaperFilter(django_filters.FilterSet):
         # Sorted by relevance, the papers nearest in meaning come too: in another
         # order they would stand among the matches with nothing to say why.
         self.near = papers_near_query(value) if self.sorted_by == "relevance" else []
-        return search(queryset, value, near=self.near, fulltext=self.in_fulltext)
+        return search(queryset, value, near=self.near, fulltext=self.fulltext_matches)
 
     def filter_noop(self, queryset: PaperQuerySet, name: str, value: str) -> PaperQuerySet:
         return queryset
@@ -391,11 +399,24 @@ class PaperFilter(django_filters.FilterSet):
 
     def total_estimate(self) -> Callable[[], int] | None:
         """How to estimate the list's total past EXACT_COUNT_LIMIT where the
-        planner cannot: a phrase's matches, from a sample of the catalog (all
-        its matches, not only those ranked by relevance)."""
+        planner cannot from the list's own query: a search of the full texts
+        too, from the estimates of its two parts; a phrase's matches, from a
+        sample of the catalog (all its matches, not only those ranked by
+        relevance)."""
+        if self.fulltext_matches is not None:
+            estimate = self.fulltext_matches
+            return lambda: estimate.total
         if not self.searches_phrase:
             return None
         return lambda: self.phrase_matches
+
+    @cached_property
+    def fulltext_matches(self) -> TextMatches | None:
+        """A search of the full texts too: its estimates, read once for the
+        search, its plan and its total (None for any other list)."""
+        if not (self.searched and self.in_fulltext and self.form.is_valid()):
+            return None
+        return estimate_text_matches(self.queryset.db, self.form.cleaned_data["q"].strip())
 
     @cached_property
     def phrase_matches(self) -> int:
@@ -429,9 +450,15 @@ class PaperFilter(django_filters.FilterSet):
                 )
             elif by_relevance:
                 # Rank only the newest matches: ranking reads every match's
-                # tsvector, seconds for a word in half the catalog.
-                papers = papers.filter(pk__in=self._newest_matches(papers)).order_by(
-                    F("rank").desc(), *NEWEST_FIRST
+                # tsvector, seconds for a word in half the catalog. They meet
+                # every filter, so the page's queries (its count, its ids, its
+                # rows) read them by id alone rather than searching again: a
+                # search of the full texts read the texts' matches three times.
+                rank = search_rank(papers.db, self.form.cleaned_data["q"].strip())
+                papers = (
+                    self.queryset.filter(pk__in=self._newest_matches(papers))
+                    .annotate(rank=rank)
+                    .order_by(F("rank").desc(), *NEWEST_FIRST)
                 )
             else:
                 papers = papers.order_by(*self._newest_first(papers))
@@ -454,6 +481,9 @@ class PaperFilter(django_filters.FilterSet):
         searched = self.form.cleaned_data.get("q", "").strip()
         if not searched or connections[papers.db].vendor != "postgresql":
             return NEWEST_FIRST
+        if self.fulltext_matches is not None:
+            few = self.fulltext_matches.total <= FEW_SEARCH_MATCHES
+            return SORTED_NEWEST_FIRST if few else NEWEST_FIRST
         if self.searches_phrase:
             return (
                 SORTED_NEWEST_FIRST if self.phrase_matches <= FEW_SEARCH_MATCHES else NEWEST_FIRST

@@ -61,6 +61,7 @@ from django.dispatch import receiver
 from django.utils.module_loading import import_string
 
 from catalog.models import FullText, FullTextSection, Paper, TextSearchDocument
+from catalog.pagination import estimated_count
 
 # PostgreSQL's English stop words (tsearch_data/english.stop): it drops them from
 # queries, so a search for "the agents" must not require "the" here either.
@@ -110,6 +111,12 @@ def parse_web_search(text: str) -> list[list[Term]]:
             alternatives[-1].append(Term(words, excluded))
     return [terms for terms in alternatives if terms]
 
+
+# Past this many papers matching a search by their own words (the planner's
+# estimate), a search of the full texts too walks the newest papers rather
+# than reading those papers from their index (_in_text): the two cost the same
+# near where a search alone does (catalog.filters.FEW_SEARCH_MATCHES).
+OWN_MATCHES_TO_WALK = 6_000
 
 # A tsvector holds at most 1 MB: a text whose words would not fit (a PDF's
 # long tables of numbers, each a word of its own) is searched by the words of
@@ -164,22 +171,26 @@ def papers_near_query(text: str) -> list[tuple[int, float]]:
 
 
 def search(
-    papers: QuerySet[Paper], text: str, *, near: Neighbours = (), fulltext: bool = False
+    papers: QuerySet[Paper],
+    text: str,
+    *,
+    near: Neighbours = (),
+    fulltext: "TextMatches | None" = None,
 ) -> QuerySet[Paper]:
     """Papers matching a web-search query, annotated with `rank` (higher is
     better). near: papers close in meaning (papers_near_query), included too
     unless they hold an excluded word; then every paper is also annotated with
     `word_match` (whether it matches the words) and `closeness` (its cosine, 0
-    for a paper not among them). fulltext: a paper one of whose stored
-    sections matches the query matches too."""
+    for a paper not among them). fulltext: a paper whose stored text matches
+    the query matches too, planned by these estimates (estimate_text_matches)."""
     if connections[papers.db].vendor == "postgresql":
         query = SearchQuery(text, search_type="websearch", config="english")
         matches = Q(search_document=query)
-        rank: Func | Value = SearchRank(F("search_document"), query)
     else:
-        matches, rank = _sqlite_matches(text)
-    if fulltext:
-        matches = _in_text(papers.db, text, own=matches)
+        matches, _ = _fts5_condition(text, table=PAPER_FTS)
+    rank = search_rank(papers.db, text)
+    if fulltext is not None:
+        matches = _in_text(papers.db, text, own=matches, own_matches=fulltext.own)
     if not near:
         return papers.filter(matches).annotate(rank=rank)
     related = Q(pk__in=[pk for pk, _ in near]) & ~_excluded(papers, text)
@@ -193,6 +204,16 @@ def search(
         word_match=ExpressionWrapper(matches, output_field=BooleanField()),
         closeness=closeness,
     )
+
+
+def search_rank(alias: str, text: str) -> Func | Value:
+    """How well a paper's own words (title, authors, abstract) match a
+    web-search query: the `rank` search() annotates, higher is better."""
+    if connections[alias].vendor == "postgresql":
+        query = SearchQuery(text, search_type="websearch", config="english")
+        return SearchRank(F("search_document"), query)
+    _, expression = _fts5_condition(text, table=PAPER_FTS)
+    return Bm25Rank(expression) if expression else Value(0.0)
 
 
 def relevance(papers: QuerySet[Paper]) -> CombinedExpression:
@@ -233,9 +254,10 @@ def matching_sections(alias: str, text: str) -> QuerySet[FullTextSection]:
 
 
 def text_matches(alias: str, text: str) -> Q:
-    """The papers (by primary key) whose stored text holds a web-search query."""
+    """The papers (by primary key) whose stored text holds a web-search query:
+    for a few papers, each one's text asked (a search reads _in_text's)."""
     if connections[alias].vendor == "postgresql":
-        return Q(pk__in=_texts_holding(alias, text))
+        return Q(pk__in=_texts_matching(alias, text).values("paper_id"))
     alternatives = parse_web_search(text)
     stored = FullText.objects.using(alias).filter(status=FullText.Status.STORED)
     holds_any = Q(pk__in=[])
@@ -251,21 +273,69 @@ def text_matches(alias: str, text: str) -> Q:
     return holds_any
 
 
-def _in_text(alias: str, text: str, *, own: Q) -> Q:
+def _in_text(alias: str, text: str, *, own: Q, own_matches: int) -> Q:
     """The papers matching by their own words (`own`) or by their stored text.
-    On PostgreSQL each is read from its own GIN index and the two are joined by
-    id: written as an OR of the two conditions, no index serves it and every
-    paper's tsvector is read (BENCHMARKS.md)."""
+
+    On PostgreSQL the texts' matches are read once from their GIN index by
+    catalog_papers_whose_text_holds (migration 0034), which forbids the
+    planner a sequential scan: weighing only the rows, not the 25 kB tsvector
+    each holds, it read every text for a word in most of them (1.3 s at 100,000
+    texts against 27 ms from the index). Few papers matching by their own words
+    (the planner's estimate) are read from their index too and the two lists
+    joined by id. Many are met walking the newest papers, each looked up among
+    the texts' matches, hashed: a list then stops at its page (own_matches: the
+    planner's estimate of the papers matching by their own words). Written as an OR
+    of the two conditions either way, no index serves it and a rare word has
+    every paper's tsvector read (BENCHMARKS.md)."""
     if connections[alias].vendor != "postgresql":
         return own | text_matches(alias, text)
     by_own_words = Paper.objects.using(alias).filter(own).values("pk")
-    return Q(pk__in=by_own_words.union(_texts_holding(alias, text)))
+    holding_sql, holding_params = _texts_holding(text)
+    if own_matches > OWN_MATCHES_TO_WALK:
+        return own | Q(pk__in=RawSQL(holding_sql, holding_params))  # noqa: S611
+    own_sql, own_params = by_own_words.query.get_compiler(using=alias).as_sql()
+    return Q(pk__in=RawSQL(f"{own_sql} UNION {holding_sql}", (*own_params, *holding_params)))  # noqa: S611
 
 
-def _texts_holding(alias: str, text: str) -> "QuerySet[FullText, Any]":
-    """The ids of the papers whose stored text holds the query, on PostgreSQL."""
-    query = SearchQuery(text, search_type="websearch", config="english")
-    return FullText.objects.using(alias).filter(search_document=query).values("paper_id")
+@dataclass(frozen=True)
+class TextMatches:
+    """The planner's estimates for a search of the full texts too: the papers
+    matching by their own words, and the texts matching. It weighs a word by
+    its share of the texts (within 1% of the truth for a word in 29% of
+    100,000 texts), a phrase by its words' (4x the truth)."""
+
+    own: int
+    texts: int
+
+    @property
+    def total(self) -> int:
+        """About how many papers the search finds (a paper may match both ways)."""
+        return self.own + self.texts
+
+
+def estimate_text_matches(alias: str, text: str) -> TextMatches:
+    """The estimates search(fulltext=...) plans by; none on SQLite."""
+    if connections[alias].vendor != "postgresql":
+        return TextMatches(own=0, texts=0)
+    own = Paper.objects.using(alias).filter(search_document=_query(text)).values("pk")
+    texts = _texts_matching(alias, text).values("pk")
+    return TextMatches(own=estimated_count(own), texts=estimated_count(texts))
+
+
+def _query(text: str) -> SearchQuery:
+    return SearchQuery(text, search_type="websearch", config="english")
+
+
+def _texts_matching(alias: str, text: str) -> QuerySet[FullText]:
+    return FullText.objects.using(alias).filter(search_document=_query(text))
+
+
+def _texts_holding(text: str) -> tuple[str, tuple[str]]:
+    """The SQL of the ids of the papers whose stored text holds the query, on PostgreSQL."""
+    return (
+        "SELECT catalog_papers_whose_text_holds(websearch_to_tsquery('english'::regconfig, %s))",
+        (text,),
+    )
 
 
 def index_texts(texts: QuerySet[FullText]) -> None:
@@ -294,12 +364,6 @@ def section_rank(alias: str, text: str) -> Func | Value:
     if not expression:
         return Value(0.0)
     return Bm25Rank(expression, table=SECTION_FTS, weights=SECTION_FTS_WEIGHTS)
-
-
-def _sqlite_matches(text: str) -> tuple[Q, Func | Value]:
-    matches, expression = _fts5_condition(text, table=PAPER_FTS)
-    rank: Func | Value = Bm25Rank(expression) if expression else Value(0.0)
-    return matches, rank
 
 
 def _fts5_condition(text: str, *, table: str) -> tuple[Q, str]:
