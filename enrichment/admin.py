@@ -75,7 +75,13 @@ class FullTextAdmin(admin.ModelAdmin):
     list_filter = ["status", "source"]
     search_fields = ["paper__arxiv_id", "error"]
     list_select_related = ["paper"]
-    readonly_fields = [field.name for field in FullText._meta.fields]
+    # The text's words (a tsvector of up to 1 MB) are the search's, not a curator's to read.
+    readonly_fields = [
+        field.name for field in FullText._meta.fields if field.name != "search_document"
+    ]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[FullText]:
+        return super().get_queryset(request).defer("search_document")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -296,3 +296,14 @@ def test_a_text_with_more_words_than_a_tsvector_holds_is_searched_by_its_start(c
     assert listed(client.get("/?q=quasicrystals&in=fulltext")) == [paper.pk]
     # Past the words kept (catalog.search.TEXT_WORDS_FALLBACK), the text is not searched.
     assert listed(client.get("/?q=icosahedral&in=fulltext")) == []
+
+
+def test_the_admin_shows_what_was_read_not_the_words_searched(admin_client, papers):
+    text = FullText.objects.get(paper=papers["in_text"])
+
+    listing = admin_client.get("/admin/catalog/fulltext/")
+    page = admin_client.get(f"/admin/catalog/fulltext/{text.pk}/change/")
+
+    assert listing.status_code == page.status_code == 200
+    assert "stored" in page.content.decode()
+    assert "Search document" not in page.content.decode()
