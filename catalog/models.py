@@ -178,13 +178,11 @@ class Tag(Versioned):
         return reverse("catalog:tag", args=[self.slug])
 
 
-class PaperSearchDocument(Func):
-    """The weighted text a paper is searched by: title (A), authors (B), abstract (C).
-
-    It is the expression of a stored generated column, which must compile on
-    every backend: SQLite has no tsvector, so there it is NULL and search falls
-    back to substring matching (see catalog.selectors).
-    """
+class SearchDocument(Func):
+    """A tsvector of PostgreSQL's, which each kind says in as_postgresql. It
+    must compile on every backend (a stored generated column's expression, an
+    update's value): SQLite has no tsvector, so there it is NULL, and FTS5
+    tables index the same text (catalog.search)."""
 
     output_field = SearchVectorField()
 
@@ -198,6 +196,10 @@ class PaperSearchDocument(Func):
         **extra_context: Any,
     ) -> tuple[str, tuple[str | int, ...]]:
         return "NULL", ()
+
+
+class PaperSearchDocument(SearchDocument):
+    """The weighted text a paper is searched by: title (A), authors (B), abstract (C)."""
 
     def as_postgresql(
         self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra_context: Any
@@ -1017,23 +1019,9 @@ class FullText(models.Model):
         return f"{self.paper_id} v{self.version or '?'} {self.status}"
 
 
-class SectionSearchDocument(Func):
-    """The weighted text a section is searched by (`q` with `in=fulltext`): its
-    heading (A) and its paragraphs (D). NULL on SQLite, as PaperSearchDocument
-    is: there an FTS5 table indexes the sections (catalog.search)."""
-
-    output_field = SearchVectorField()
-
-    def as_sql(
-        self,
-        compiler: SQLCompiler,
-        connection: BaseDatabaseWrapper,
-        function: str | None = None,
-        template: str | None = None,
-        arg_joiner: str | None = None,
-        **extra_context: Any,
-    ) -> tuple[str, tuple[str | int, ...]]:
-        return "NULL", ()
+class SectionSearchDocument(SearchDocument):
+    """The weighted text a section is searched by, which ranks the sections for
+    a full-text search's passage: its heading (A) and its paragraphs (D)."""
 
     def as_postgresql(
         self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra_context: Any
@@ -1045,28 +1033,15 @@ class SectionSearchDocument(Func):
         )
 
 
-class TextSearchDocument(Func):
+class TextSearchDocument(SearchDocument):
     """The words of a paper's whole stored text, its sections' headings and
     paragraphs in order, parsed from at most `characters` of it (all when None):
-    what FullText.search_document holds. PostgreSQL's alone; on SQLite the
-    sections' FTS5 table is asked word by word (catalog.search)."""
-
-    output_field = SearchVectorField()
+    what FullText.search_document holds. On SQLite the sections' FTS5 table is
+    asked word by word instead (catalog.search)."""
 
     def __init__(self, *, characters: int | None = None) -> None:
         super().__init__()
         self.characters = characters
-
-    def as_sql(
-        self,
-        compiler: SQLCompiler,
-        connection: BaseDatabaseWrapper,
-        function: str | None = None,
-        template: str | None = None,
-        arg_joiner: str | None = None,
-        **extra_context: Any,
-    ) -> tuple[str, tuple[str | int, ...]]:
-        return "NULL", ()
 
     def as_postgresql(
         self, compiler: SQLCompiler, connection: BaseDatabaseWrapper, **extra_context: Any
