@@ -186,6 +186,22 @@ def test_excluded_words_and_phrases_hold_in_the_text(client):
     assert listed(client.get("/?q=adapters+full&in=fulltext")) == [dropped.pk]
 
 
+def test_a_phrase_stands_within_one_section_and_alternatives_and_exclusions_combine(client):
+    apart = PaperFactory(title="Plain title", abstract="Nothing here.")
+    read(apart, ("1 Setup", ["We need knowledge"]), ("2 Distillation", ["Batchnorm helps."]))
+    together = PaperFactory(title="Another title", abstract="Nothing either.")
+    read(together, ("1 Method", ["Knowledge distillation trains a student."]))
+
+    def found(query: str) -> set[int]:
+        return set(listed(client.get(f"/?q={query}&in=fulltext")))
+
+    # Across the end of a section the words are no phrase.
+    assert found('"knowledge+distillation"') == {together.pk}
+    assert found('"knowledge+distillation"+or+batchnorm') == {apart.pk, together.pk}
+    assert found('distillation+-"knowledge+distillation"') == {apart.pk}
+    assert found("knowledge+distillation+-student") == {apart.pk}
+
+
 def test_a_text_read_again_is_searched_as_it_now_is(client, papers):
     paper = papers["in_text"]
     read(paper, ("1 Introduction", ["Now about mixture of experts."]), version=2)

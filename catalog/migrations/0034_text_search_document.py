@@ -12,12 +12,18 @@ def index_stored_texts(apps, schema_editor):
     schema_editor.execute(
         "CREATE INDEX IF NOT EXISTS fulltext_search ON catalog_fulltext USING gin (search_document)"
     )
-    # The texts' matches from their index, whatever the planner makes of their
-    # number (catalog.search._in_text says why).
+    # The texts' and the sections' matches from their indexes, whatever the
+    # planner makes of their number (catalog.search._in_text says why).
     schema_editor.execute(
         "CREATE OR REPLACE FUNCTION catalog_papers_whose_text_holds(query tsquery)"
         " RETURNS SETOF bigint LANGUAGE sql STABLE PARALLEL SAFE SET enable_seqscan = off"
         " AS $$ SELECT paper_id FROM catalog_fulltext WHERE search_document @@ query $$"
+    )
+    schema_editor.execute(
+        "CREATE OR REPLACE FUNCTION catalog_papers_whose_sections_hold(query tsquery)"
+        " RETURNS SETOF bigint LANGUAGE sql STABLE PARALLEL SAFE SET enable_seqscan = off"
+        " AS $$ SELECT DISTINCT paper_id FROM catalog_fulltextsection"
+        " WHERE search_document @@ query $$"
     )
     FullText = apps.get_model("catalog", "FullText")
     index_texts(FullText.objects.using(schema_editor.connection.alias).all())
@@ -25,6 +31,7 @@ def index_stored_texts(apps, schema_editor):
 
 def drop_search_index(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute("DROP FUNCTION IF EXISTS catalog_papers_whose_sections_hold(tsquery)")
         schema_editor.execute("DROP FUNCTION IF EXISTS catalog_papers_whose_text_holds(tsquery)")
         schema_editor.execute("DROP INDEX IF EXISTS fulltext_search")
 
