@@ -21,13 +21,13 @@ position among the matches and so a window over all of them.
 With `in=fulltext` a search reads the papers' stored full texts too: a paper
 matches when its title, authors and abstract hold the query, or when its
 whole text (the headings and paragraphs of its sections) does, as a search
-engine of papers reads a paper. On PostgreSQL each text's words are one
-stored tsvector on its FullText row, a row a paper, written only when the
-text is read, under a GIN index; the papers matching by their own words and
-those whose text matches are each read from their own index and joined by id.
-On SQLite the sections' FTS5 table is asked for each word or phrase, and a
-paper's text holds the query when each wanted term is in one of its sections
-and no excluded one is in any. The rank stays the paper's own (a match in the
+engine of papers reads a paper: each wanted word somewhere in it, each wanted
+phrase within one section, no excluded word or phrase anywhere. On
+PostgreSQL the words are asked of one stored tsvector a text, on its FullText
+row, written only when the text is read, under a GIN index, and the phrases
+of the sections' own; the papers matching by their own words and those
+whose text matches are each read from their own index and joined by id. On
+SQLite the sections' FTS5 table is asked for each word and phrase. The rank stays the paper's own (a match in the
 title or abstract first, then matches in the text alone, newest first):
 ranking thousands of matching texts would read them whole. The passage each
 listed paper shows, its section holding most of the words, is found for the
