@@ -27,11 +27,11 @@ PostgreSQL the words are asked of one stored tsvector a text, on its FullText
 row, written only when the text is read, under a GIN index, and the phrases
 of the sections' own; the papers matching by their own words and those
 whose text matches are each read from their own index and joined by id. On
-SQLite the sections' FTS5 table is asked for each word and phrase. The rank stays the paper's own (a match in the
-title or abstract first, then matches in the text alone, newest first):
-ranking thousands of matching texts would read them whole. The passage each
-listed paper shows, its section holding most of the words, is found for the
-page's rows alone (catalog.passages).
+SQLite the sections' FTS5 table is asked for each word and phrase. The rank
+stays the paper's own (a match in the title or abstract first, then matches
+in the text alone, newest first): ranking thousands of matching texts would
+read them whole. The passage each listed paper shows, its section holding
+most of the words, is found for the page's rows alone (catalog.passages).
 """
 
 import functools
