@@ -12,6 +12,7 @@ and matched. Marking every matching section would read whole texts for a
 common word.
 """
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,9 +32,12 @@ from catalog.search import (
     matching_sections,
     parse_web_search,
     section_rank,
+    terms_held,
     text_matches,
     wanted_terms,
 )
+
+MARKED = re.compile(f"{OPEN}(.*?){CLOSE}")
 
 
 @dataclass(frozen=True)
@@ -70,7 +74,11 @@ def passages(papers: Sequence[Paper], text: str) -> dict[int, Passage]:
             order=Window(
                 RowNumber(),
                 partition_by=F("paper_id"),
-                order_by=[section_rank(alias, wanted).desc(), F("position").asc()],
+                order_by=[
+                    terms_held(alias, text).desc(),
+                    section_rank(alias, wanted).desc(),
+                    F("position").asc(),
+                ],
             )
         )
         .filter(order=1)
@@ -113,8 +121,10 @@ def _marks(alias: str, text: str) -> tuple[Func, Func]:
 def _passage(paper: Paper, position: int, heading: str, text: str) -> Passage:
     """The paragraph of the marked section with most marks, cut around them."""
     paragraphs = text.split("\n\n")
+    # Most of the search's words first, then the most marks.
+    kinds = [len({word.lower() for word in MARKED.findall(p)}) for p in paragraphs]
     counts = [paragraph.count(OPEN) for paragraph in paragraphs]
-    number = max(range(len(paragraphs)), key=lambda index: (counts[index], -index))
+    number = max(range(len(paragraphs)), key=lambda i: (kinds[i], counts[i], -i))
     found = snippet(paragraphs[number])
     if found is None:
         # Only the heading holds the words: the section's start, cut as a

@@ -35,6 +35,7 @@ most of the words, is found for the page's rows alone (catalog.passages).
 """
 
 import functools
+import operator
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ from django.db import OperationalError, connections, transaction
 from django.db.models import (
     BooleanField,
     Case,
+    Expression,
     ExpressionWrapper,
     F,
     FloatField,
@@ -377,6 +379,20 @@ def index_texts(texts: QuerySet[FullText]) -> None:
                 raise
             # Too many words for one tsvector (TEXT_WORDS_FALLBACK).
             text.update(search_document=TextSearchDocument(characters=TEXT_WORDS_FALLBACK))
+
+
+def terms_held(alias: str, text: str) -> Expression:
+    """How many of a web-search query's wanted words and phrases a section
+    holds: the passage holds most of them before it holds one most often."""
+    held: list[Expression] = []
+    for term in {term for terms in parse_web_search(text) for term in terms if not term.excluded}:
+        quoted = '"' + " ".join(term.words) + '"'
+        if connections[alias].vendor == "postgresql":
+            holds = Q(search_document=_query(quoted))
+        else:
+            holds = Q(pk__in=_fts_matches(term.fts5(), table=SECTION_FTS))
+        held.append(Case(When(holds, then=Value(1)), default=Value(0)))
+    return functools.reduce(operator.add, held) if held else Value(0)
 
 
 def section_rank(alias: str, text: str) -> Func | Value:

@@ -110,6 +110,20 @@ def test_each_paper_found_in_its_text_shows_the_passage_in_its_section(client, p
     assert 'class="passage"' not in card(html, papers["in_abstract"])
 
 
+def test_the_passage_holds_most_of_the_words_before_the_most_repeated_one(client):
+    paper = PaperFactory(title="Plain title", abstract="Nothing here.")
+    read(
+        paper,
+        ("1 Models", ["The model, the model and the model again: a model of models."]),
+        ("2 Method", [FILLER, "A model whose outputs pass through sparsemax.", "The model again."]),
+    )
+
+    found = card(client.get("/?q=sparsemax+model&in=fulltext").content.decode(), paper)
+
+    assert "#section-2-paragraph-2" in found
+    assert "<mark>sparsemax</mark>" in found
+
+
 def test_the_passage_links_to_its_paragraph_in_the_read_view(client, papers):
     html = client.get(f"/papers/{papers['in_text'].arxiv_id}/read/").content.decode()
 
