@@ -13,6 +13,7 @@ common word.
 """
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -121,10 +122,18 @@ def _marks(alias: str, text: str) -> tuple[Func, Func]:
 def _passage(paper: Paper, position: int, heading: str, text: str) -> Passage:
     """The paragraph of the marked section with most marks, cut around them."""
     paragraphs = text.split("\n\n")
-    # Most of the search's words first, then the most marks.
-    kinds = [len({word.lower() for word in MARKED.findall(p)}) for p in paragraphs]
-    counts = [paragraph.count(OPEN) for paragraph in paragraphs]
-    number = max(range(len(paragraphs)), key=lambda i: (kinds[i], counts[i], -i))
+    marked = [{word.lower() for word in MARKED.findall(p)} for p in paragraphs]
+    # How many paragraphs hold each marked word: a word the section seldom
+    # says is the one the search is after ("sparsemax" beside "model").
+    spread = Counter(word for words in marked for word in words)
+
+    def answers(index: int) -> tuple[int, float, int, int]:
+        """Most of the search's words, then the rarest, then the most marks, then the first."""
+        words = marked[index]
+        rarity = sum(1 / spread[word] for word in words)
+        return len(words), rarity, paragraphs[index].count(OPEN), -index
+
+    number = max(range(len(paragraphs)), key=answers)
     found = snippet(paragraphs[number])
     if found is None:
         # Only the heading holds the words: the section's start, cut as a
