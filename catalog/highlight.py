@@ -12,6 +12,7 @@ rather than by ts_headline's or FTS5's snippet, which choose differently.
 """
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from html import escape
 
@@ -157,8 +158,14 @@ class _Piece:
     node: Node | None = None  # the macro or math; None for a word
     ends_sentence: bool = False
 
+    @property
+    def matched(self) -> list[str]:
+        """The first word of each match starting in it, in lower case."""
+        return [word.lower() for word in MATCH_START.findall(self.raw)]
+
 
 SENTENCE_END = re.compile(r"[.!?][\ue002\ue003]?\s+$")
+MATCH_START = re.compile(f"{OPEN}(\\w+)")
 
 
 def _pieces(nodes: list[Node]) -> list[_Piece]:
@@ -212,26 +219,31 @@ def snippet(marked: str | None) -> Snippet | None:
 
 
 def _best_window(pieces: list[_Piece]) -> tuple[int, int]:
-    """The pieces to show: SNIPPET_CHARACTERS around the run holding most matches,
-    from the start of its first match's sentence when that is near."""
+    """The pieces to show: SNIPPET_CHARACTERS around the run holding most of the
+    search's words (then most matches: "sparsemax" and "model" before "model"
+    five times), from the start of its first match's sentence when that is near."""
     if sum(piece.length for piece in pieces) <= SNIPPET_CHARACTERS * 1.15:
         return 0, len(pieces)
     # The window starting at each piece, slid along once (two pointers).
-    best, best_marks = 0, -1
+    best, best_score = 0, (-1, -1)
     stop = length = marks = 0
+    words: Counter[str] = Counter()
     for start in range(len(pieces)):
         if stop <= start:  # a piece longer than a snippet stands alone
-            stop, length, marks = start, 0, 0
+            stop, length, marks, words = start, 0, 0, Counter()
         while stop < len(pieces) and (
             stop == start or length + pieces[stop].length <= SNIPPET_CHARACTERS
         ):
             length += pieces[stop].length
             marks += pieces[stop].marks
+            words.update(pieces[stop].matched)
             stop += 1
-        if marks > best_marks:
-            best, best_marks = start, marks
+        if (len(words), marks) > best_score:
+            best, best_score = start, (len(words), marks)
         length -= pieces[start].length
         marks -= pieces[start].marks
+        words.subtract(pieces[start].matched)
+        words = +words  # the words no longer in the window dropped
     first = next(i for i in range(best, len(pieces)) if pieces[i].marks or i == len(pieces) - 1)
     start, before = first, 0
     while start > 0 and not pieces[start - 1].ends_sentence:

@@ -160,3 +160,16 @@ def test_a_snippet_without_a_match_is_the_abstract_as_usual():
     assert snippet(None) is None
     whole = snippet(f"Short {OPEN}abstract{CLOSE}.")
     assert whole.html == "Short <mark>abstract</mark>." and not whole.cut
+
+
+def test_the_snippet_holds_most_of_the_words_before_one_word_repeated():
+    def marked(word: str) -> str:
+        return f"{OPEN}{word}{CLOSE}"
+
+    repeated = " ".join([f"The {marked('model')} is a {marked('model')} again."] * 6)
+    filler = "The runs are averaged over five seeds with the usual splits. " * 6
+    both = f"Its {marked('sparsemax')} layer keeps the {marked('model')} sparse."
+
+    cut = snippet(f"{repeated} {filler} {both} {filler}")
+
+    assert "<mark>sparsemax</mark>" in cut.html and cut.cut
