@@ -20,11 +20,13 @@ about 40 times, in different sections, so every section is its own mix).
 PostgreSQL parses each pool paragraph once with to_tsvector, and a section's
 tsvector is its heading's and its paragraphs' joined with || (what
 to_tsvector of the whole gives: the same lexemes, checked on a sample), written
-into the stored column made a plain one of the same type for the load; parsing
-5 GB of text again would take the shared CPU half an hour. Sizes are what the
+into the stored column made a plain one of the same type for the load, and a
+whole text's words (catalog_fulltext.search_document) are its sections'
+joined the same way, checked on a sample too; parsing 5 GB of text again
+would take the shared CPU half an hour. Sizes are what the
 site's own columns and indexes take. The sections' table is UNLOGGED while
 loading (the same size; the shared server is spared writing it twice) and the
-GIN index is built after the load, as a backfill would; each step is timed.
+GIN indexes are built after the load, as a backfill would; each step is timed.
 
 Then each search is asked through Django's test client in-process (the whole
 request, rendering included, no page cache), warmed up and timed REQUESTS
