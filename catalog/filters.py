@@ -511,7 +511,6 @@ class IdAmong(Lookup):
     as the array's text: psycopg, given a list, looks at each item in turn to
     choose how to quote it (8 ms a page of 2,000 candidates)."""
 
-    lookup_name = "among"
     prepare_rhs = False
 
     def as_sql(

@@ -14,15 +14,16 @@ rather than by ts_headline's or FTS5's snippet, which choose differently.
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 from html import escape
 
-from django.contrib.postgres.search import SearchHeadline, SearchQuery
+from django.contrib.postgres.search import SearchHeadline
 from django.db import connections
 from django.db.models import F, Func, QuerySet, TextField, Value
 
 from catalog.latex import Node, has_latex, math_html, nodes_to_html, parse, split_urls
 from catalog.models import Paper
-from catalog.search import PAPER_FTS, fts5_query, parse_web_search
+from catalog.search import PAPER_FTS, fts5_query, parse_web_search, websearch_query
 
 OPEN, CLOSE = "\ue002", "\ue003"
 MARKERS = re.compile(f"[{OPEN}{CLOSE}]")
@@ -57,7 +58,7 @@ def with_marks(papers: QuerySet[Paper], text: str) -> QuerySet[Paper]:
             title_marked=Value(None, TextField()), abstract_marked=Value(None, TextField())
         )
     if connections[papers.db].vendor == "postgresql":
-        query = SearchQuery(text, search_type="websearch", config="english")
+        query = websearch_query(text)
 
         def marked(column: str) -> SearchHeadline:
             return SearchHeadline(
@@ -158,7 +159,7 @@ class _Piece:
     node: Node | None = None  # the macro or math; None for a word
     ends_sentence: bool = False
 
-    @property
+    @cached_property
     def matched(self) -> list[str]:
         """The first word of each match starting in it, in lower case."""
         return [word.lower() for word in MATCH_START.findall(self.raw)]
@@ -242,8 +243,10 @@ def _best_window(pieces: list[_Piece]) -> tuple[int, int]:
             best, best_score = start, (len(words), marks)
         length -= pieces[start].length
         marks -= pieces[start].marks
-        words.subtract(pieces[start].matched)
-        words = +words  # the words no longer in the window dropped
+        for word in pieces[start].matched:
+            words[word] -= 1
+            if not words[word]:
+                del words[word]
     first = next(i for i in range(best, len(pieces)) if pieces[i].marks or i == len(pieces) - 1)
     start, before = first, 0
     while start > 0 and not pieces[start - 1].ends_sentence:

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.contrib.postgres.search import SearchHeadline, SearchQuery
+from django.contrib.postgres.search import SearchHeadline
 from django.db import connections
 from django.db.models import F, Func, Window
 from django.db.models.functions import RowNumber
@@ -36,6 +36,7 @@ from catalog.search import (
     terms_held,
     text_matches,
     wanted_terms,
+    websearch_query,
 )
 
 MARKED = re.compile(f"{OPEN}(.*?){CLOSE}")
@@ -103,7 +104,7 @@ def passages(papers: Sequence[Paper], text: str) -> dict[int, Passage]:
 def _marks(alias: str, text: str) -> tuple[Func, Func]:
     """A section's heading and its paragraphs with the search's words between markers."""
     if connections[alias].vendor == "postgresql":
-        query = SearchQuery(text, search_type="websearch", config="english")
+        query = websearch_query(text)
 
         def marked(column: str) -> Func:
             return SearchHeadline(

@@ -92,6 +92,10 @@ class Term:
         # Quoted, so no word is read as an FTS5 operator; "" escapes a quote.
         return '"' + " ".join(self.words).replace('"', '""') + '"'
 
+    def websearch(self) -> str:
+        # Quoted, as websearch_to_tsquery reads a phrase (and a word alike).
+        return '"' + " ".join(self.words) + '"'
+
 
 def parse_web_search(text: str) -> list[list[Term]]:
     """The alternatives of a web-search query, each a list of terms that must all
@@ -139,6 +143,11 @@ LEXICAL_HALF = {"postgresql": 0.36, "sqlite": 2.0}
 Neighbours = Sequence[tuple[int, float]]
 
 
+def websearch_query(text: str) -> SearchQuery:
+    """A web-search query as PostgreSQL reads it (websearch_to_tsquery, English)."""
+    return SearchQuery(text, search_type="websearch", config="english")
+
+
 def has_phrase(text: str) -> bool:
     """Whether a web-search query holds a phrase, whose share of the papers
     the planner cannot estimate (it weighs the phrase's words alone)."""
@@ -172,12 +181,28 @@ def papers_near_query(text: str) -> list[tuple[int, float]]:
     return _neighbours_function()(meaning, limit=SEMANTIC_NEIGHBOURS)
 
 
+@dataclass(frozen=True)
+class TextMatches:
+    """The planner's estimates for a search of the full texts too: the papers
+    matching by their own words, and the texts matching. It weighs a word by
+    its share of the texts (within 1% of the truth for a word in 29% of
+    100,000 texts), a phrase by its words' (4x the truth)."""
+
+    own: int
+    texts: int
+
+    @property
+    def total(self) -> int:
+        """About how many papers the search finds (a paper may match both ways)."""
+        return self.own + self.texts
+
+
 def search(
     papers: QuerySet[Paper],
     text: str,
     *,
     near: Neighbours = (),
-    fulltext: "TextMatches | None" = None,
+    fulltext: TextMatches | None = None,
 ) -> QuerySet[Paper]:
     """Papers matching a web-search query, annotated with `rank` (higher is
     better). near: papers close in meaning (papers_near_query), included too
@@ -186,7 +211,7 @@ def search(
     for a paper not among them). fulltext: a paper whose stored text matches
     the query matches too, planned by these estimates (estimate_text_matches)."""
     if connections[papers.db].vendor == "postgresql":
-        query = SearchQuery(text, search_type="websearch", config="english")
+        query = websearch_query(text)
         matches = Q(search_document=query)
     else:
         matches, _ = _fts5_condition(text, table=PAPER_FTS)
@@ -212,7 +237,7 @@ def search_rank(alias: str, text: str) -> Func | Value:
     """How well a paper's own words (title, authors, abstract) match a
     web-search query: the `rank` search() annotates, higher is better."""
     if connections[alias].vendor == "postgresql":
-        query = SearchQuery(text, search_type="websearch", config="english")
+        query = websearch_query(text)
         return SearchRank(F("search_document"), query)
     _, expression = _fts5_condition(text, table=PAPER_FTS)
     return Bm25Rank(expression) if expression else Value(0.0)
@@ -232,7 +257,7 @@ def _excluded(papers: QuerySet[Paper], text: str) -> Q:
         return Q(pk__in=[])
     if connections[papers.db].vendor == "postgresql":
         words = " or ".join('"' + " ".join(t.words) + '"' for t in unwanted)
-        return Q(search_document=SearchQuery(words, search_type="websearch", config="english"))
+        return Q(search_document=websearch_query(words))
     return Q(pk__in=_fts_matches(" OR ".join(t.fts5() for t in unwanted), table=PAPER_FTS))
 
 
@@ -240,16 +265,14 @@ def wanted_terms(text: str) -> str:
     """The words and phrases a web-search query asks for, as a query holding
     any one of them ("" when it asks for none): what marks them in a passage."""
     wanted = {term for terms in parse_web_search(text) for term in terms if not term.excluded}
-    return " or ".join(
-        '"' + " ".join(term.words) + '"' for term in sorted(wanted, key=lambda t: t.words)
-    )
+    return " or ".join(term.websearch() for term in sorted(wanted, key=lambda t: t.words))
 
 
 def matching_sections(alias: str, text: str) -> QuerySet[FullTextSection]:
     """The stored sections holding a web-search query, on the database `alias`."""
     sections = FullTextSection.objects.using(alias)
     if connections[alias].vendor == "postgresql":
-        query = SearchQuery(text, search_type="websearch", config="english")
+        query = websearch_query(text)
         return sections.filter(search_document=query)
     matches, _ = _fts5_condition(text, table=SECTION_FTS)
     return sections.filter(matches)
@@ -278,58 +301,34 @@ def text_matches(alias: str, text: str) -> Q:
 def _in_text(alias: str, text: str, *, own: Q, own_matches: int) -> Q:
     """The papers matching by their own words (`own`) or by their stored text.
 
-    On PostgreSQL the texts' matches are read once from their GIN index by
-    functions of migration 0034 (_texts_holding), which forbid the
-    planner a sequential scan: weighing only the rows, not the 25 kB tsvector
-    each holds, it read every text for a word in most of them (1.3 s at 100,000
-    texts against 27 ms from the index). Few papers matching by their own words
-    (the planner's estimate) are read from their index too and the two lists
-    joined by id. Many are met walking the newest papers, each looked up among
-    the texts' matches, hashed: a list then stops at its page (own_matches: the
-    planner's estimate of the papers matching by their own words). Written as an OR
-    of the two conditions either way, no index serves it and a rare word has
-    every paper's tsvector read (BENCHMARKS.md)."""
+    On PostgreSQL the texts' matches are read once from their GIN indexes
+    (_texts_holding). Few papers matching by their own words (own_matches, the
+    planner's estimate) are read from their index too and the two lists joined
+    by id: an OR of the two conditions has no index to serve it, and a rare
+    word had every paper's tsvector read (BENCHMARKS.md). Many are met walking
+    the newest papers, each looked up among the texts' matches, hashed: a list
+    then stops at its page."""
     if connections[alias].vendor != "postgresql":
         return own | text_matches(alias, text)
-    by_own_words = Paper.objects.using(alias).filter(own).values("pk")
     holding_sql, holding_params = _texts_holding(text)
     if own_matches > OWN_MATCHES_TO_WALK:
         return own | Q(pk__in=RawSQL(holding_sql, holding_params))  # noqa: S611
+    by_own_words = Paper.objects.using(alias).filter(own).values("pk")
     own_sql, own_params = by_own_words.query.get_compiler(using=alias).as_sql()
     return Q(pk__in=RawSQL(f"{own_sql} UNION {holding_sql}", (*own_params, *holding_params)))  # noqa: S611
-
-
-@dataclass(frozen=True)
-class TextMatches:
-    """The planner's estimates for a search of the full texts too: the papers
-    matching by their own words, and the texts matching. It weighs a word by
-    its share of the texts (within 1% of the truth for a word in 29% of
-    100,000 texts), a phrase by its words' (4x the truth)."""
-
-    own: int
-    texts: int
-
-    @property
-    def total(self) -> int:
-        """About how many papers the search finds (a paper may match both ways)."""
-        return self.own + self.texts
 
 
 def estimate_text_matches(alias: str, text: str) -> TextMatches:
     """The estimates search(fulltext=...) plans by; none on SQLite."""
     if connections[alias].vendor != "postgresql":
         return TextMatches(own=0, texts=0)
-    own = Paper.objects.using(alias).filter(search_document=_query(text)).values("pk")
+    own = Paper.objects.using(alias).filter(search_document=websearch_query(text)).values("pk")
     texts = _texts_matching(alias, text).values("pk")
     return TextMatches(own=estimated_count(own), texts=estimated_count(texts))
 
 
-def _query(text: str) -> SearchQuery:
-    return SearchQuery(text, search_type="websearch", config="english")
-
-
 def _texts_matching(alias: str, text: str) -> QuerySet[FullText]:
-    return FullText.objects.using(alias).filter(search_document=_query(text))
+    return FullText.objects.using(alias).filter(search_document=websearch_query(text))
 
 
 def _texts_holding(text: str) -> tuple[str, tuple[str, ...]]:
@@ -338,7 +337,10 @@ def _texts_holding(text: str) -> tuple[str, tuple[str, ...]]:
     texts' own tsvectors, whose GIN index answers a word alone, and each phrase
     of the sections', where a candidate's check reads a section's 3.5 kB
     rather than a text's 26 kB (a phrase of two words in 2% of 100,000 texts:
-    85 ms against 200). Both functions read their GIN index (migration 0034)."""
+    85 ms against 200). Both are functions of migration 0034 that forbid the
+    planner a sequential scan: weighing rows, not the 26 kB tsvector each text
+    holds, it read every text for a word in most of them (1.35 s at 100,000
+    texts against 27 ms from the index)."""
     by_words = "SELECT catalog_papers_whose_text_holds(websearch_to_tsquery('english', %s))"
     by_phrase = "SELECT catalog_papers_whose_sections_hold(websearch_to_tsquery('english', %s))"
     stored = "SELECT paper_id FROM catalog_fulltext WHERE status = 'stored'"
@@ -352,12 +354,12 @@ def _texts_holding(text: str) -> tuple[str, tuple[str, ...]]:
         for term in wanted:
             if len(term.words) > 1:
                 parts.append(by_phrase)
-                params.append('"' + " ".join(term.words) + '"')
+                params.append(term.websearch())
         held = " INTERSECT ".join(f"({part})" for part in parts or [stored])
         for term in terms:
             if term.excluded:
                 held += f" EXCEPT ({by_phrase if len(term.words) > 1 else by_words})"
-                params.append('"' + " ".join(term.words) + '"')
+                params.append(term.websearch())
         alternatives.append(f"({held})")
     if not alternatives:
         return "SELECT NULL::bigint WHERE false", ()
@@ -386,9 +388,8 @@ def terms_held(alias: str, text: str) -> Expression:
     holds: the passage holds most of them before it holds one most often."""
     held: list[Expression] = []
     for term in {term for terms in parse_web_search(text) for term in terms if not term.excluded}:
-        quoted = '"' + " ".join(term.words) + '"'
         if connections[alias].vendor == "postgresql":
-            holds = Q(search_document=_query(quoted))
+            holds = Q(search_document=websearch_query(term.websearch()))
         else:
             holds = Q(pk__in=_fts_matches(term.fts5(), table=SECTION_FTS))
         held.append(Case(When(holds, then=Value(1)), default=Value(0)))
@@ -398,7 +399,7 @@ def terms_held(alias: str, text: str) -> Expression:
 def section_rank(alias: str, text: str) -> Func | Value:
     """How well a matching section answers the query (higher is better)."""
     if connections[alias].vendor == "postgresql":
-        query = SearchQuery(text, search_type="websearch", config="english")
+        query = websearch_query(text)
         return SearchRank(F("search_document"), query)
     _, expression = _fts5_condition(text, table=SECTION_FTS)
     if not expression:
