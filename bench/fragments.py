@@ -38,7 +38,7 @@ class Case:
     after_change: bool
 
 
-def cases(*, tag: str, paper: str) -> list[Case]:
+def cases(*, tag: str, paper: str, discussion: str) -> list[Case]:
     return [
         Case("PAPER_CARD_CACHE_SIZE", "`/` after a change", "/", False, True),
         Case("PAPER_CARD_CACHE_SIZE", "tag page after a change", f"/tags/{tag}/", False, True),
@@ -60,6 +60,8 @@ def cases(*, tag: str, paper: str) -> list[Case]:
         Case("READER_PARTS_CACHE_SIZE", "personal feed, reader 1", "/feed/", True, False),
         Case("READER_PARTS_CACHE_SIZE", "For you, reader 1", "/feed/for-you/", True, False),
         Case("FOR_YOU_REASONS_CACHE_SIZE", "For you, reader 1", "/feed/for-you/", True, False),
+        Case("COMMENT_CACHE_SIZE", "discussion, 200 comments", discussion, False, False),
+        Case("COMMENT_CACHE_SIZE", "discussion, 200 comments, reader 1", discussion, True, False),
     ]
 
 
@@ -113,6 +115,7 @@ def main() -> None:
     from django.db.models import Count
     from django.test import Client
 
+    from bench.measure import discussion_path
     from catalog.models import Paper, Tag
 
     tag = Tag.objects.annotate(n=Count("papers")).order_by("-n")[10].slug
@@ -124,7 +127,7 @@ def main() -> None:
         " | CPU with (ms) | CPU without (ms) | CPU saved |"
     )
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for case in cases(tag=tag, paper=paper):
+    for case in cases(tag=tag, paper=paper, discussion=discussion_path()):
         if options.only not in f"{case.store} {case.label}":
             continue
         found = measure(case, reader if case.reader else anonymous, requests=options.requests)

@@ -199,6 +199,16 @@ def with_comments(paper, *, count: int = 200):
     return paper
 
 
+def discussion_path() -> str:
+    """The discussion page of the benchmark's discussed paper, given its 200 comments."""
+    from catalog.models import Paper
+
+    discussed = with_comments(Paper.objects.visible().order_by("-id")[1001])
+    if discussed.arxiv_id:
+        return f"/papers/{discussed.arxiv_id}/discussion/"
+    return f"/p/{discussed.pk}/discussion/"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=50)
@@ -243,11 +253,7 @@ def main() -> None:
         if scenario.label == "author page":
             scenario = Scenario(**{**asdict(scenario), "path": author.get_absolute_url()})
         if scenario.label == "discussion, 200 comments":
-            discussed = with_comments(Paper.objects.visible().order_by("-id")[1001])
-            path = f"/p/{discussed.pk}/discussion/"
-            if discussed.arxiv_id:
-                path = f"/papers/{discussed.arxiv_id}/discussion/"
-            scenario = Scenario(**{**asdict(scenario), "path": path})
+            scenario = Scenario(**{**asdict(scenario), "path": discussion_path()})
         if scenario.label == "daily edition":
             day = paper.announced_or_added_at.date().isoformat()
             scenario = Scenario(**{**asdict(scenario), "path": f"/daily/{day}/"})

@@ -304,6 +304,9 @@ READER_PARTS_CACHE_SIZE = number(
 FOR_YOU_REASONS_CACHE_SIZE = number(
     "FOR_YOU_REASONS_CACHE_SIZE", 2000, unit="a number of fragments", at_least=0
 )
+# a discussion's comments (discussion/rendering.py), one per state of a comment,
+# language and time zone, about 1 KB each:
+COMMENT_CACHE_SIZE = number("COMMENT_CACHE_SIZE", 5000, unit="a number of fragments", at_least=0)
 # A Redis on the same network answers in a millisecond or two; one slower than
 # this counts as down (a miss), so that a sick cache costs each lookup a
 # quarter of a second at most.

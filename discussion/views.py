@@ -24,6 +24,7 @@ from core.limits import limit_pages
 from discussion import limits, mail, selectors, services
 from discussion.forms import CommentForm, ReportForm
 from discussion.models import Comment
+from discussion.rendering import ReaderActions
 from discussion.services import CommentRefused
 
 
@@ -45,13 +46,14 @@ def discussion_context(
     form: CommentForm | None = None,
     error: str = "",
 ) -> dict[str, Any]:
-    return {
+    context = {
         "paper": paper,
         "page": selectors.thread_page(paper=paper, user=request.user, number=page),
         "state": selectors.reader_state(paper=paper, user=request.user),
         "form": form or CommentForm(),
         "error": error,
     }
+    return {**context, "actions": ReaderActions(request=request, context=context)}
 
 
 def render_discussion(

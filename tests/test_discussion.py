@@ -155,6 +155,59 @@ def test_cards_show_the_count_and_cached_lists_pick_it_up(client, paper, reader)
     assert 'href="/papers/2505.00001/discussion/">2 comments</a>' in html
 
 
+CSRF_TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="[^"]+"')
+
+
+def discussion_html(client, paper):
+    response = client.get(f"/discussion/{paper.pk}/")
+    assert response.status_code == 200
+    return CSRF_TOKEN.sub('name="csrfmiddlewaretoken" value="-"', response.content.decode())
+
+
+def test_shared_comments_give_each_reader_the_discussion_rendered_afresh(paper, reader, settings):
+    other = UserFactory(date_joined=OLD)
+    editable = comment_by(reader, paper, "Mine, **fresh**.")
+    settled = comment_by(reader, paper, "Mine, settled.")
+    Comment.objects.filter(pk=settled.pk).update(created_at=OLD)
+    theirs = comment_by(other, paper, "Theirs, $x^2$.")
+    comment_by(other, paper, "A reply of theirs.", parent=editable)
+    gone = comment_by(other, paper, "Soon deleted.")
+    services.delete_comment(user=other, comment=gone)
+    clients = {"visitor": Client()}
+    for name, user in {"author": reader, "other": other}.items():
+        clients[name] = Client()
+        clients[name].force_login(user)
+
+    def pages(size):
+        settings.COMMENT_CACHE_SIZE = size
+        return {name: discussion_html(client, paper) for name, client in clients.items()}
+
+    fresh = pages(0)
+    author, visitor = fresh["author"], fresh["visitor"]
+    assert author.count(">Edit</a>") == 1 and f"/comments/{editable.pk}/edit/" in author
+    assert f"/comments/{settled.pk}/delete/" in author
+    assert f"/comments/{theirs.pk}/report/" in author
+    assert f"/comments/{editable.pk}/report/" not in author and "Soon deleted." not in author
+    assert f"/comments/{editable.pk}/report/" in fresh["other"]
+    assert "/report/" not in visitor and "/delete/" not in visitor and "Theirs," in visitor
+    assert author.count('name="parent"') == 3  # a reply form under each thread not deleted
+    assert f'name="parent" value="{editable.pk}"' in author
+    for _ in range(2):  # filling the store, then reading it
+        assert pages(100) == fresh
+
+    # What a comment shows changes its key: the store never serves it stale.
+    services.edit_comment(user=reader, comment=editable, body="Mine, edited.")
+    services.set_hidden(curator=CuratorFactory(), comment=theirs, hidden=True)
+    reader.profile.display_name = "Ada Lovelace"
+    reader.profile.save()
+    # (Setting a size empties the stores, so the pages are asked for as they are.)
+    changed = {name: discussion_html(client, paper) for name, client in clients.items()}
+    assert "Mine, edited." in changed["visitor"] and "Mine, **fresh**" not in changed["visitor"]
+    assert "Theirs," not in changed["other"] and "A curator hid this comment." in changed["other"]
+    assert "Ada Lovelace" in changed["visitor"]
+    assert changed == pages(0)
+
+
 def test_edit_within_the_window_only(reader_client, reader, paper, settings):
     comment = comment_by(reader, paper)
     response = reader_client.post(f"/discussion/comments/{comment.pk}/edit/", {"body": "Better."})
