@@ -52,12 +52,10 @@ class Comment(models.Model):
 
     def editable_by(self, user: object, *, now: datetime.datetime | None = None) -> bool:
         """Its author may edit it for COMMENT_EDIT_MINUTES after posting."""
+        if getattr(user, "pk", None) != self.author_id:
+            return False
         window = datetime.timedelta(minutes=settings.COMMENT_EDIT_MINUTES)
-        return (
-            self.is_shown
-            and getattr(user, "pk", None) == self.author_id
-            and (now or timezone.now()) - self.created_at <= window
-        )
+        return self.is_shown and (now or timezone.now()) - self.created_at <= window
 
     def deletable_by(self, user: object) -> bool:
         return not self.deleted and getattr(user, "pk", None) == self.author_id

@@ -1,6 +1,7 @@
 """Reads for discussions: a paper's threads, a reader's comments, the mail due."""
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Value
@@ -8,6 +9,9 @@ from django.utils import timezone
 
 from catalog.models import Paper
 from discussion.models import Comment, CommenterBan, DiscussionFollow, DiscussionLock
+
+if TYPE_CHECKING:
+    from core.typing import WithAnnotations
 
 # A reader's public profile lists this many of their newest comments.
 PROFILE_COMMENTS = 50
@@ -65,7 +69,9 @@ def thread_page(*, paper: Paper, user: User | AnonymousUser, number: int = 1) ->
     """The number'th page of the paper's threads, oldest first, replies under
     their comment oldest first, each knowing whether the user may still edit
     it. Two queries: the page's thread-starting comments (one more, to know
-    whether a page follows), then their replies, on the replies' parent index."""
+    whether a page follows), then their replies, on the replies' parent index.
+    (One query asking for both met the two by hashing every comment of the
+    site, as neither index can answer "a starter or the reply of one".)"""
     number = min(max(number, 1), MAX_PAGE_NUMBER)
     start = (number - 1) * THREADS_PER_PAGE
     starters = list(with_authors(top_level(paper.pk))[start : start + THREADS_PER_PAGE + 1])
@@ -106,9 +112,10 @@ class ReaderState:
     following: bool
 
 
-def reader_state(*, paper: Paper, user: User | AnonymousUser) -> ReaderState:
-    """One query: the lock, and for a logged-in reader their ban and follow."""
-    locked = Exists(DiscussionLock.objects.filter(paper_id=OuterRef("pk")))
+def with_reader_state(papers: QuerySet[Paper], *, user: User | AnonymousUser) -> QuerySet[Paper]:
+    """The papers with what the discussion's form needs to know of the reader,
+    as columns of their own query: the lock, and for a logged-in reader their
+    ban and follow (read back by reader_state)."""
     if not user.is_authenticated:
         banned: Exists | Value = Value(False)
         following: Exists | Value = Value(False)
@@ -117,9 +124,27 @@ def reader_state(*, paper: Paper, user: User | AnonymousUser) -> ReaderState:
         following = Exists(
             DiscussionFollow.objects.filter(user_id=user.pk, paper_id=OuterRef("pk"))
         )
-    row = Paper.objects.filter(pk=paper.pk).values_list(locked, banned, following).first()
-    found = row or (False, False, False)
-    return ReaderState(locked=bool(found[0]), banned=bool(found[1]), following=bool(found[2]))
+    return papers.annotate(
+        discussion_locked=Exists(DiscussionLock.objects.filter(paper_id=OuterRef("pk"))),
+        reader_banned=banned,
+        reader_following=following,
+    )
+
+
+class ReaderColumns(TypedDict):
+    """What with_reader_state gives each paper."""
+
+    discussion_locked: bool
+    reader_banned: bool
+    reader_following: bool
+
+
+def reader_state(paper: Paper) -> ReaderState:
+    """The reader's state on a paper read through with_reader_state."""
+    read = cast("WithAnnotations[Paper, ReaderColumns]", paper)
+    return ReaderState(
+        locked=read.discussion_locked, banned=read.reader_banned, following=read.reader_following
+    )
 
 
 def reader_comments(*, user: User) -> QuerySet[Comment]:

@@ -28,8 +28,11 @@ from discussion.rendering import ReaderActions
 from discussion.services import CommentRefused
 
 
-def visible_paper(**lookup: Any) -> Paper:
-    return get_object_or_404(Paper.objects.visible(), **lookup)
+def discussed_paper(request: HttpRequest, **lookup: Any) -> Paper:
+    """The visible paper, with the reader's state in its discussion (read
+    again after a write that changes it: posting follows the discussion)."""
+    papers = selectors.with_reader_state(Paper.objects.visible(), user=request.user)
+    return get_object_or_404(papers, **lookup)
 
 
 def requested_page(request: HttpRequest) -> int:
@@ -49,7 +52,7 @@ def discussion_context(
     context = {
         "paper": paper,
         "page": selectors.thread_page(paper=paper, user=request.user, number=page),
-        "state": selectors.reader_state(paper=paper, user=request.user),
+        "state": selectors.reader_state(paper),
         "form": form or CommentForm(),
         "error": error,
     }
@@ -67,7 +70,8 @@ def render_discussion(
 ) -> HttpResponse:
     """The whole page, or for htmx the fragment it swaps in (always 200, so
     that htmx shows the error where the reader looks); by default the page of
-    threads the address names (forms post to their page's address)."""
+    threads the address names (forms post to their page's address). The
+    paper is as discussed_paper read it, with the reader's state."""
     number = page if page is not None else requested_page(request)
     context = discussion_context(request, paper, page=number, form=form, error=error)
     if request.headers.get("HX-Request"):
@@ -92,14 +96,14 @@ def page(request: HttpRequest, arxiv_id: str) -> HttpResponse:
         return redirect(
             with_query(reverse("discussion:page", args=[parsed[0]]), request), permanent=True
         )
-    paper = visible_paper(arxiv_id=arxiv_id)
+    paper = discussed_paper(request, arxiv_id=arxiv_id)
     return render_discussion(request, paper)
 
 
 @safe_methods
 @limit_pages
 def page_by_pk(request: HttpRequest, pk: int) -> HttpResponse:
-    paper = visible_paper(pk=pk)
+    paper = discussed_paper(request, pk=pk)
     if paper.arxiv_id:
         url = reverse("discussion:page", args=[paper.arxiv_id])
         return redirect(with_query(url, request), permanent=True)
@@ -111,7 +115,7 @@ def page_by_pk(request: HttpRequest, pk: int) -> HttpResponse:
 def fragment(request: HttpRequest, paper_id: int) -> HttpResponse:
     """The discussion as the paper page loads it: never cached, so a reader's
     own comment is there on their next view of the paper."""
-    paper = visible_paper(pk=paper_id)
+    paper = discussed_paper(request, pk=paper_id)
     context = discussion_context(request, paper, page=requested_page(request))
     return render(request, "discussion/_discussion.html", context)
 
@@ -131,7 +135,7 @@ def reader(request: HttpRequest) -> User:
 @require_POST
 @login_required
 def post(request: HttpRequest, paper_id: int) -> HttpResponse:
-    paper = visible_paper(pk=paper_id)
+    paper = discussed_paper(request, pk=paper_id)
     form = CommentForm(request.POST)
     if not form.is_valid():
         return render_discussion(
@@ -154,7 +158,8 @@ def post(request: HttpRequest, paper_id: int) -> HttpResponse:
             request, paper, form=form, error=refused.message, status=refused.status
         )
     if request.headers.get("HX-Request"):
-        return render_discussion(request, paper, page=selectors.page_of(comment))
+        posted_on = discussed_paper(request, pk=paper.pk)  # the reader now follows it
+        return render_discussion(request, posted_on, page=selectors.page_of(comment))
     return back_to(paper, comment)
 
 
@@ -203,7 +208,10 @@ def delete(request: HttpRequest, comment_id: int) -> HttpResponse:
         services.delete_comment(user=reader(request), comment=comment)
     except CommentRefused as refused:
         return render_discussion(
-            request, comment.paper, error=refused.message, status=refused.status
+            request,
+            discussed_paper(request, pk=comment.paper_id),
+            error=refused.message,
+            status=refused.status,
         )
     messages.success(request, _("Your comment is deleted."))
     return back_to(comment.paper, comment)
@@ -216,7 +224,10 @@ def report(request: HttpRequest, comment_id: int) -> HttpResponse:
     form = ReportForm(request.POST)
     if not form.is_valid():
         return render_discussion(
-            request, comment.paper, error=_("A reason is at most 500 characters."), status=400
+            request,
+            discussed_paper(request, pk=comment.paper_id),
+            error=_("A reason is at most 500 characters."),
+            status=400,
         )
     try:
         services.report_comment(
@@ -224,7 +235,10 @@ def report(request: HttpRequest, comment_id: int) -> HttpResponse:
         )
     except CommentRefused as refused:
         return render_discussion(
-            request, comment.paper, error=refused.message, status=refused.status
+            request,
+            discussed_paper(request, pk=comment.paper_id),
+            error=refused.message,
+            status=refused.status,
         )
     messages.success(request, _("Thank you; the curators will look at it."))
     return back_to(comment.paper, comment)
@@ -233,13 +247,13 @@ def report(request: HttpRequest, comment_id: int) -> HttpResponse:
 @require_POST
 @login_required
 def follow(request: HttpRequest, paper_id: int) -> HttpResponse:
-    paper = visible_paper(pk=paper_id)
+    paper = discussed_paper(request, pk=paper_id)
     if request.POST.get("follow") == "1":
         services.follow(user=reader(request), paper=paper)
     else:
         services.unfollow(user=reader(request), paper=paper)
     if request.headers.get("HX-Request"):
-        return render_discussion(request, paper)
+        return render_discussion(request, discussed_paper(request, pk=paper.pk))
     return redirect(with_query(reverse("discussion:page-by-pk", args=[paper.pk]), request))
 
 

@@ -255,10 +255,10 @@ def discussed(catalog):
     return paper
 
 
-# A paper's discussion: the paper; the page's thread-starting comments with
-# their authors' names; their replies, likewise; the lock (and for a reader
-# their ban and follow) in one query.
-DISCUSSION_PAGE = 4
+# A paper's discussion: the paper with the lock (and for a reader their ban
+# and follow); the page's thread-starting comments with their authors' names;
+# their replies, likewise.
+DISCUSSION_PAGE = 3
 
 
 def test_anonymous_discussion_page(client, discussed, django_assert_num_queries):
