@@ -414,14 +414,19 @@ def model_needs_fit() -> bool:
 def fit_on_catalog(*, sample: int | None = None) -> Path:
     """Fit the tf-idf model on the visible papers (a random sample of a large catalog)."""
     sample = sample or settings.VECTOR_FIT_SAMPLE
-    ids = list(Paper.objects.visible().values_list("pk", flat=True))
+    # In id order throughout: the same catalog gives the same sample and the
+    # same model (the SVD's components depend on the order of its rows, and
+    # rows read in no order come as the table's pages happen to hold them).
+    ids = list(Paper.objects.visible().order_by("pk").values_list("pk", flat=True))
     papers = len(ids)
     if len(ids) > sample:
-        ids = random.Random(0).sample(ids, sample)
+        ids = sorted(random.Random(0).sample(ids, sample))
     texts: list[str] = []
     for start in range(0, len(ids), 5000):
-        rows = Paper.objects.filter(pk__in=ids[start : start + 5000]).values_list(
-            "title", "abstract"
+        rows = (
+            Paper.objects.filter(pk__in=ids[start : start + 5000])
+            .order_by("pk")
+            .values_list("title", "abstract")
         )
         texts.extend(paper_text(title=t, abstract=a) for t, a in rows)
     return fit_tfidf(
