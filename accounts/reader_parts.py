@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.http import HttpRequest
-from django.middleware.csrf import get_token
 from django.template.loader import get_template
 from django.urls import reverse
 from django.utils import translation
@@ -22,6 +21,7 @@ from django.utils.html import conditional_escape
 from accounts import selectors, toggles
 from catalog.models import Author, Category, Paper, Tag
 from core.fragments import Fragments, digest, template_digest
+from core.http import page_csrf_token
 
 if TYPE_CHECKING:
     from core.typing import WithAnnotations
@@ -82,10 +82,9 @@ class AccountReaderParts:
         self.rendered: dict[tuple[object, ...] | str, str] = {}
         self.addresses: dict[str, tuple[str, str]] = {}
 
-    @cached_property
+    @property
     def csrf_token(self) -> str:
-        # One masked token for the page's forms: masking draws 32 random characters.
-        return get_token(self.request)
+        return page_csrf_token(self.request)
 
     @cached_property
     def log_in_address(self) -> str:

@@ -31,7 +31,6 @@ from django.contrib import messages
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
-from django.middleware.csrf import get_token
 from django.utils import translation
 from django.utils.html import escape, format_html
 from django.utils.module_loading import import_string
@@ -49,6 +48,7 @@ from catalog.cache import (
     votes_version,
 )
 from catalog.models import Author, Category, Paper, Tag
+from core.http import page_csrf_token
 
 CSRF_PLACEHOLDER = "__catalog_csrf_token__"
 CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
@@ -466,7 +466,7 @@ def cached_page(
         stored = cache.get(key)
         if stored is not None:
             content_type, body, targets = stored
-            body = body.replace(CSRF_PLACEHOLDER, get_token(request))
+            body = body.replace(CSRF_PLACEHOLDER, page_csrf_token(request))
             body = fill_slots(body, parts=reader_parts(request), targets=targets)
             return HttpResponse(body, content_type=content_type)
         if shared and not own:

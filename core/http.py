@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.middleware.csrf import get_token
 from django.views.decorators.http import require_http_methods
 
 if TYPE_CHECKING:
@@ -101,3 +102,16 @@ def signed_in_user(request: HttpRequest) -> "User":
         # login_required (or the admin's own check) sends everyone else away first.
         raise PermissionDenied
     return user
+
+
+def page_csrf_token(request: HttpRequest) -> str:
+    """The CSRF token the request's page writes into its forms: masked once a
+    request (masking draws 32 random characters) and shared by every part of
+    the page that writes a form (a stored page's placeholder, the reader's
+    toggles, a discussion's actions)."""
+    token: str | None = getattr(request, "_page_csrf_token", None)
+    if token is None:
+        token = get_token(request)
+        # Kept on the request itself, which Django's stubs do not let have more attributes.
+        request._page_csrf_token = token  # type: ignore[attr-defined]
+    return token

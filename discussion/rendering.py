@@ -18,14 +18,13 @@ from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.http import HttpRequest
-from django.middleware.csrf import get_token
 from django.template.loader import get_template
 from django.urls import reverse
 from django.utils import timezone, translation
-from django.utils.functional import cached_property
 from django.utils.safestring import SafeString, mark_safe
 
 from core.fragments import Fragments, digest, template_digest
+from core.http import page_csrf_token
 from discussion.models import Comment
 
 COMMENT_TEMPLATE = "discussion/_comment.html"
@@ -79,10 +78,9 @@ class ReaderActions:
         self.context = context
         self.rendered: dict[str, str] = {}
 
-    @cached_property
+    @property
     def csrf_token(self) -> str:
-        # One masked token for the page's forms: masking draws 32 random characters.
-        return get_token(self.request)
+        return page_csrf_token(self.request)
 
     def _variant(self, name: str, template: str, values: Callable[[], dict[str, Any]]) -> str:
         if name not in self.rendered:

@@ -3,10 +3,13 @@ and scheme, stored compressed, never outliving the catalog version they were
 rendered under. (The cache's memory bound under a flood is a fault test:
 tests/faults/test_cache_flood.py.)"""
 
+import re
+
 import pytest
 import redis
 from django.core import checks
 from django.core.cache import caches
+from django.test import Client
 from django.urls import reverse
 
 from accounts import reader_parts
@@ -132,6 +135,21 @@ def test_logged_in_readers_share_a_page_and_query_only_for_themselves(
     assert len(server.keys("*catalog:reader-page:*")) == 1
     assert reader.email in page and first.email not in page
     assert page.count('aria-pressed="true"') == 1  # their saved paper
+
+
+def test_every_form_of_a_stored_page_carries_one_token_that_is_accepted(client, server):
+    paper = PaperFactory()
+    reader = UserFactory()
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(reader)
+    client.get("/")
+    page = client.get("/").content.decode()  # from the cache, the reader's toggles filled in
+
+    tokens = set(re.findall(r'name="csrfmiddlewaretoken" value="([^"]+)"', page))
+    assert len(tokens) == 1  # masked once a page, however many forms
+    (token,) = tokens
+    saved = client.post(f"/saved/{paper.pk}/save/", {"csrfmiddlewaretoken": token})
+    assert saved.status_code == 302 and reader.saved_papers.filter(paper=paper).exists()
 
 
 def test_a_reader_with_a_message_waiting_gets_the_page_itself(client, server):
