@@ -13,14 +13,13 @@ from typing import TYPE_CHECKING, Any, cast
 from django.contrib.auth.models import AnonymousUser, User
 from django.http import HttpRequest
 from django.template.loader import get_template
-from django.urls import reverse
 from django.utils import translation
 from django.utils.functional import SimpleLazyObject, cached_property
 from django.utils.html import conditional_escape
 
 from accounts import selectors, toggles
 from catalog.models import Author, Category, Paper, Tag
-from core.fragments import Fragments, digest, template_digest
+from core.fragments import Fragments, address_parts, digest, template_digest
 from core.http import page_csrf_token
 
 if TYPE_CHECKING:
@@ -118,8 +117,7 @@ class AccountReaderParts:
     def _address(self, name: str, pk: int) -> str:
         # One reverse() per address name and page, not one per card.
         if name not in self.addresses:
-            prefix, _, suffix = reverse(name, args=[1]).rpartition("/1/")
-            self.addresses[name] = (f"{prefix}/", f"/{suffix}")
+            self.addresses[name] = address_parts(name)
         prefix, suffix = self.addresses[name]
         return f"{prefix}{pk}{suffix}"
 

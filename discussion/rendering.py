@@ -19,11 +19,10 @@ from typing import Any
 from django.contrib.auth.models import AnonymousUser, User
 from django.http import HttpRequest
 from django.template.loader import get_template
-from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.safestring import SafeString, mark_safe
 
-from core.fragments import Fragments, digest, template_digest
+from core.fragments import Fragments, address_parts, digest, template_digest
 from core.http import page_csrf_token
 from discussion.models import Comment
 
@@ -78,13 +77,9 @@ class ReaderActions:
         self.context = context
         self.rendered: dict[str, str] = {}
 
-    @property
-    def csrf_token(self) -> str:
-        return page_csrf_token(self.request)
-
     def _variant(self, name: str, template: str, values: Callable[[], dict[str, Any]]) -> str:
         if name not in self.rendered:
-            context = {**values(), "csrf_token": self.csrf_token}
+            context = {**values(), "csrf_token": page_csrf_token(self.request)}
             self.rendered[name] = get_template(template).render(context)
         return self.rendered[name]
 
@@ -102,9 +97,9 @@ class ReaderActions:
                 "comment_id": self.STAND_IN,
                 "own": own,
                 "can_edit": can_edit,
-                "edit_url": stand_in_address("discussion:edit", self.STAND_IN),
-                "delete_url": stand_in_address("discussion:delete", self.STAND_IN),
-                "report_url": stand_in_address("discussion:report", self.STAND_IN),
+                "edit_url": self.STAND_IN.join(address_parts("discussion:edit")),
+                "delete_url": self.STAND_IN.join(address_parts("discussion:delete")),
+                "report_url": self.STAND_IN.join(address_parts("discussion:report")),
             },
         )
         return html.replace(self.STAND_IN, str(comment.pk))
@@ -124,9 +119,3 @@ class ReaderActions:
         if not slot:
             return mark_safe(after)  # noqa: S308 - rendered by the template, its text escaped there
         return mark_safe(before + self.for_comment(comment) + after)  # noqa: S308 - as above
-
-
-def stand_in_address(name: str, stand_in: str) -> str:
-    """The address of a comment's view, its id a stand-in."""
-    prefix, _, suffix = reverse(name, args=[1]).rpartition("/1/")
-    return f"{prefix}/{stand_in}/{suffix}"
